@@ -1,0 +1,98 @@
+"""Read and write Godot Engine's binary Variant serialization, for every engine version.
+
+The bytes behind ``var2bytes``/``bytes2var`` (Godot 3), ``var_to_bytes``/
+``bytes_to_var`` (Godot 4), ``store_var``/``get_var`` and ``put_var``/``get_var``::
+
+    >>> import godot_formats as gf
+    >>> gf.dumps({"hp": 3}, "godot4").hex()
+    '1b000000010000000400000002000000687000000200000003000000'
+    >>> gf.loads(bytes.fromhex("0200000007000000"), "godot3")
+    7
+
+``dialect`` is a name from :func:`dialect_names` or a
+:class:`~godot_formats.dialects.Dialect`; values are the types in
+:mod:`godot_formats.types`, named after Godot 4, so data read in one dialect
+can be written in another.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import IO, Any
+
+from . import types
+from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder
+from .dialects import Dialect, dialect_names, get_dialect
+from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
+from .types import *  # noqa: F401,F403  (the value model is part of the public API)
+
+__all__ = [
+    "loads", "dumps", "load", "dump", "decode", "dialect_names", "get_dialect", "Dialect",
+    "Decoder", "Encoder", "DecodeError", "EncodeError", "ConversionError", "GodotFormatsError",
+    "Loss", "DEFAULT_DIALECT", *types.__all__,
+]
+__version__ = "0.1.0"
+
+DEFAULT_DIALECT = "godot4"
+
+
+@lru_cache(maxsize=64)
+def _decoder(dialect: Dialect, allow_objects: bool, max_depth: int) -> Decoder:
+    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
+
+
+@lru_cache(maxsize=64)
+def _encoder(dialect: Dialect, full_objects: bool, max_depth: int) -> Encoder:
+    return Encoder(dialect, full_objects=full_objects, max_depth=max_depth)
+
+
+def decode(
+    data: bytes | bytearray | memoryview,
+    dialect: str | Dialect = DEFAULT_DIALECT,
+    *,
+    offset: int = 0,
+    allow_objects: bool = False,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> tuple[Any, int]:
+    """Decode the value that starts at ``offset``; return ``(value, end)``.
+
+    ``end`` is the offset just past the value, so ``len(data) - end`` bytes
+    were trailing (the engine ignores them; so does :func:`loads`).
+    """
+    return _decoder(get_dialect(dialect), allow_objects, max_depth).decode(data, offset)
+
+
+def loads(
+    data: bytes | bytearray | memoryview,
+    dialect: str | Dialect = DEFAULT_DIALECT,
+    *,
+    allow_objects: bool = False,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """Decode one value, as ``bytes_to_var`` does (trailing bytes are ignored).
+
+    Full Objects are refused unless ``allow_objects=True``; even then they are
+    inert :class:`~godot_formats.types.Object` data, never code.
+    """
+    return decode(data, dialect, allow_objects=allow_objects, max_depth=max_depth)[0]
+
+
+def dumps(
+    value: Any,
+    dialect: str | Dialect = DEFAULT_DIALECT,
+    *,
+    full_objects: bool = False,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+    """Encode one value, as ``var_to_bytes`` (or, with ``full_objects``, ``var_to_bytes_with_objects``)."""
+    return _encoder(get_dialect(dialect), full_objects, max_depth).encode(value)
+
+
+def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, **options: Any) -> Any:
+    """Decode the raw variant bytes of a binary file object (no length prefix)."""
+    return loads(fp.read(), dialect, **options)
+
+
+def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, **options: Any) -> None:
+    """Write the raw variant bytes of ``value`` to a binary file object (no length prefix)."""
+    fp.write(dumps(value, dialect, **options))

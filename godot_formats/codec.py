@@ -1,0 +1,729 @@
+"""The one reader and the one writer of Godot's binary Variant format.
+
+Both are driven by a :class:`~godot_formats.dialects.Dialect`: a type id is
+looked up in the dialect's table and dispatched through a table of payload
+readers/writers keyed by Godot 4 type name, so every dialect shares the same
+primitive code.
+
+Both walk nested containers with an explicit stack instead of recursion:
+a hostile blob of 200,000 nested arrays ends in a :class:`DecodeError` at the
+depth limit, never in ``RecursionError``, and a count field is checked against
+the bytes that are left before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import struct
+from itertools import chain
+from typing import Any, Callable as _Fn, Iterator
+
+from . import types as t
+from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
+from .errors import DecodeError, EncodeError
+
+__all__ = ["Decoder", "Encoder", "DEFAULT_MAX_DEPTH"]
+
+#: The engines refuse values nested deeper than this (Variant::MAX_RECURSION_DEPTH).
+DEFAULT_MAX_DEPTH = 1024
+
+FLAG_64 = 1 << 16  # INT/FLOAT 64-bit payload; math types in double builds; OBJECT as id
+NODE_PATH_NEW_FORMAT = 0x80000000
+COUNT_MASK = 0x7FFFFFFF  # bit 31 of Array/Dictionary counts was the old "shared" flag
+INT32_MAX = 0x7FFFFFFF
+
+_u32 = struct.Struct("<I")
+_i32 = struct.Struct("<i")
+_u64 = struct.Struct("<Q")
+_i64 = struct.Struct("<q")
+_f32 = struct.Struct("<f")
+_f64 = struct.Struct("<d")
+u32_at = _u32.unpack_from
+i32_at = _i32.unpack_from
+pack_u32 = _u32.pack
+
+_COMPONENT_FORMATS = {F32: ("f", 4), I32: ("i", 4), "i64": ("q", 8), "f64": ("d", 8)}
+
+# Frame kinds of the decoder's explicit stack.
+_ARRAY, _DICT, _OBJECT = 0, 1, 2
+
+
+def _pad4(n: int) -> int:
+    return (4 - n % 4) % 4
+
+
+class Decoder:
+    """Reads one value from bytes in one dialect.
+
+    ``allow_objects`` lets full Objects through (as inert :class:`~godot_formats.types.Object`
+    data, never instantiated); without it they are refused, as the engines do.
+    """
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        *,
+        allow_objects: bool = False,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self.dialect = dialect
+        self.allow_objects = allow_objects
+        self.max_depth = max_depth
+        self._utf8_errors = "surrogatepass" if dialect.utf8_surrogates else "strict"
+        readers: list[_Fn[..., tuple[Any, int]] | None] = [None] * (dialect.type_mask + 1)
+        containers: dict[int, int] = {}
+        for type_id, name in enumerate(dialect.types):
+            if name == "Array":
+                containers[type_id] = _ARRAY
+            elif name == "Dictionary":
+                containers[type_id] = _DICT
+            elif name == "Object":
+                containers[type_id] = _OBJECT
+            else:
+                readers[type_id] = self._reader_for(name)
+        self._readers = readers
+        self._containers = containers
+
+    # -- the main loop -------------------------------------------------------
+
+    def decode(self, data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[Any, int]:
+        """Decode the value at ``offset``; return it and the offset just after it."""
+        buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
+        end = len(buf)
+        readers, containers = self._readers, self._containers
+        mask, max_depth = self.dialect.type_mask, self.max_depth
+        stack: list[list[Any]] = []
+        pos = offset
+        while True:
+            if end - pos < 4:
+                raise DecodeError(pos, f"expected a 4-byte type header, {max(end - pos, 0)} byte(s) left")
+            if len(stack) > max_depth:
+                raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
+            header = u32_at(buf, pos)[0]
+            type_id = header & mask
+            reader = readers[type_id] if type_id < len(readers) else None
+            if reader is not None:
+                value, pos = reader(buf, pos, header, end)
+            else:
+                kind = containers.get(type_id)
+                if kind is None:
+                    raise DecodeError(pos, f"unknown type id {type_id} (header 0x{header:08x}); "
+                                           f"{self.dialect.name} has ids 0-{self.dialect.variant_max - 1}")
+                frame, value, pos = self._open(kind, buf, pos, header, end)
+                if frame is not None:
+                    stack.append(frame)
+                    continue
+            # Deliver the finished value to the containers waiting for it.
+            while stack:
+                frame = stack[-1]
+                kind = frame[0]
+                if kind == _ARRAY:
+                    items = frame[1]
+                    items.append(value)
+                    if len(items) < frame[2]:
+                        break
+                    value = items
+                elif kind == _DICT:
+                    if frame[3]:  # a key is waiting for its value
+                        frame[3] = False
+                        frame[4] = self._dict_put(frame, value)
+                        if frame[4] < frame[2]:
+                            break
+                        value = frame[1]
+                    else:
+                        frame[3] = True
+                        frame[5] = value
+                        break
+                else:  # _OBJECT
+                    frame[1].properties[frame[3]] = value
+                    frame[4] += 1
+                    if frame[4] < frame[2]:
+                        frame[3], pos = self.read_string(buf, pos, end, "property name")
+                        break
+                    value = frame[1]
+                stack.pop()
+            else:
+                return value, pos
+
+    def _open(self, kind: int, buf: Any, pos: int, header: int, end: int) -> tuple[list[Any] | None, Any, int]:
+        """Read a container's own fields; return a frame for its elements, or the finished value."""
+        start = pos
+        pos += 4
+        if kind == _OBJECT:
+            return self._open_object(buf, start, header, end)
+        d = self.dialect
+        if kind == _ARRAY:
+            element_type = None
+            if d.typed_arrays and header & (3 << 16):
+                element_type, pos = self._read_container_type(buf, pos, end, (header >> 16) & 3)
+            count, pos = self._read_count(buf, pos, end, 4, "Array")
+            items: list[Any] = [] if element_type is None else t.TypedArray(element_type)
+            if count == 0:
+                return None, items, pos
+            return [_ARRAY, items, count], None, pos
+        key_type = value_type = None
+        typed = d.typed_dictionaries and header & (15 << 16)
+        if typed:
+            key_type, pos = self._read_container_type(buf, pos, end, (header >> 16) & 3)
+            value_type, pos = self._read_container_type(buf, pos, end, (header >> 18) & 3)
+        count, pos = self._read_count(buf, pos, end, 8, "Dictionary")
+        container: Any = t.TypedDictionary(key_type, value_type) if typed else {}
+        if count == 0:
+            return None, container, pos
+        # frame: kind, container, count, key pending, entries so far, pending key
+        return [_DICT, container, count, False, 0, None], None, pos
+
+    def _dict_put(self, frame: list[Any], value: Any) -> int:
+        """Store one entry; switch to a :class:`Dictionary` when a dict cannot hold it exactly."""
+        container, key = frame[1], frame[5]
+        if type(container) is dict:
+            n = len(container)
+            try:
+                container.setdefault(key, value)
+            except TypeError:  # an unhashable key such as an Array
+                pass
+            else:
+                if len(container) > n:
+                    return frame[4] + 1
+            # Python cannot hash the key, or it merged two keys that Godot keeps
+            # apart (1, 1.0 and true); from here on Godot's own key rules apply.
+            container = frame[1] = t.Dictionary(container)
+        container[key] = value
+        return frame[4] + 1
+
+    def _open_object(self, buf: Any, start: int, header: int, end: int) -> tuple[list[Any] | None, Any, int]:
+        pos = start + 4
+        if header & FLAG_64:
+            if end - pos < 8:
+                raise DecodeError(pos, f"Object id needs 8 bytes, {end - pos} left")
+            object_id = _u64.unpack_from(buf, pos)[0]
+            return None, (t.EncodedObjectAsID(object_id) if object_id else None), pos + 8
+        if not self.allow_objects:
+            raise DecodeError(start, "a full Object is only decoded with allow_objects=True")
+        class_name, pos = self.read_string(buf, pos, end, "Object class name")
+        if not class_name:
+            return None, None, pos  # what pre-3.2 engines wrote for a null Object
+        count, pos = self._read_count(buf, pos, end, 8, "Object property")
+        obj = t.Object(class_name)
+        if count == 0:
+            return None, obj, pos
+        name, pos = self.read_string(buf, pos, end, "property name")
+        # frame: kind, object, count, pending name, properties so far
+        return [_OBJECT, obj, count, name, 0], None, pos
+
+    # -- primitive readers ---------------------------------------------------------
+
+    def _read_count(self, buf: Any, pos: int, end: int, min_size: int, what: str) -> tuple[int, int]:
+        if end - pos < 4:
+            raise DecodeError(pos, f"{what} count needs 4 bytes, {max(end - pos, 0)} left")
+        count = u32_at(buf, pos)[0] & COUNT_MASK
+        left = end - pos - 4
+        if count * min_size > left:
+            raise DecodeError(pos, f"{what} count {count} needs at least {count * min_size} bytes, {left} left")
+        return count, pos + 4
+
+    def read_string(self, buf: Any, pos: int, end: int, what: str = "String") -> tuple[str, int]:
+        """A u32 byte length, UTF-8 bytes, zero padding to 4 (which must be present)."""
+        if end - pos < 4:
+            raise DecodeError(pos, f"{what} length needs 4 bytes, {max(end - pos, 0)} left")
+        n = u32_at(buf, pos)[0]
+        if n > INT32_MAX:
+            raise DecodeError(pos, f"{what} length {n} is negative as an int32")
+        stop = pos + 4 + n
+        if stop + _pad4(n) > end:
+            raise DecodeError(pos, f"{what} length {n} (+{_pad4(n)} padding) runs past the end: "
+                                   f"{end - pos - 4} byte(s) left")
+        try:
+            text = str(buf[pos + 4:stop], "utf-8", self._utf8_errors)
+        except UnicodeDecodeError as e:
+            raise DecodeError(pos + 4 + e.start, f"invalid UTF-8 in {what}: {e.reason}") from None
+        return text, stop + _pad4(n)
+
+    def _read_container_type(self, buf: Any, pos: int, end: int, kind: int) -> tuple[t.ContainerType | None, int]:
+        if kind == 0:
+            return None, pos
+        if kind == 1:
+            if end - pos < 4:
+                raise DecodeError(pos, f"container element type needs 4 bytes, {max(end - pos, 0)} left")
+            type_id = u32_at(buf, pos)[0]
+            if type_id >= self.dialect.variant_max:
+                raise DecodeError(pos, f"container element type id {type_id} is not a type of {self.dialect.name}")
+            name = self.dialect.types[type_id]
+            return (None if name == "Nil" else t.ContainerType(name)), pos + 4
+        text, new_pos = self.read_string(buf, pos, end, "container class name" if kind == 2 else "container script path")
+        if kind == 2:
+            return t.ContainerType.of_class(text), new_pos
+        if self.allow_objects and not text.startswith("res://"):
+            raise DecodeError(pos, f"container script path {text!r} is not a res:// path")
+        return t.ContainerType.of_script(text), new_pos
+
+    def _reader_for(self, name: str) -> _Fn[..., tuple[Any, int]]:
+        """The payload reader for one type: a closure over the row of its table."""
+        if name in MATH_TYPES:
+            return self._math_reader(name)
+        if name in PACKED_TYPES:
+            return self._packed_reader(name)
+        return getattr(self, "_read_" + name)  # type: ignore[no-any-return]
+
+    def _need(self, pos: int, end: int, size: int, what: str) -> None:
+        if end - pos < size:
+            raise DecodeError(pos, f"{what} needs {size} bytes, {max(end - pos, 0)} left")
+
+    def _read_Nil(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        return None, pos + 4
+
+    def _read_bool(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        self._need(pos + 4, end, 4, "bool")
+        return u32_at(buf, pos + 4)[0] != 0, pos + 8
+
+    def _read_int(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        if header & FLAG_64:
+            self._need(pos + 4, end, 8, "64-bit int")
+            return _i64.unpack_from(buf, pos + 4)[0], pos + 12
+        self._need(pos + 4, end, 4, "int")
+        return i32_at(buf, pos + 4)[0], pos + 8
+
+    def _read_float(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        if header & FLAG_64:
+            self._need(pos + 4, end, 8, "64-bit float")
+            return _f64.unpack_from(buf, pos + 4)[0], pos + 12
+        self._need(pos + 4, end, 4, "float")
+        return _f32.unpack_from(buf, pos + 4)[0], pos + 8
+
+    def _read_String(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        return self.read_string(buf, pos + 4, end)
+
+    def _read_StringName(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        text, pos = self.read_string(buf, pos + 4, end, "StringName")
+        return t.StringName(text), pos
+
+    def _read_NodePath(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        pos += 4
+        self._need(pos, end, 12, "NodePath header")
+        name_count, subname_count, flags = struct.unpack_from("<III", buf, pos)
+        if not name_count & NODE_PATH_NEW_FORMAT:
+            raise DecodeError(pos, "NodePath in the old string format (bit 31 of the name count clear)")
+        name_count &= COUNT_MASK
+        if flags & 2:  # obsolete "property" flag: one more subname follows
+            subname_count += 1
+        total = name_count + subname_count
+        left = end - pos - 12
+        if total * 4 > left:
+            raise DecodeError(pos, f"NodePath announces {total} names, {left} bytes left")
+        pos += 12
+        parts = []
+        for _ in range(total):
+            part, pos = self.read_string(buf, pos, end, "NodePath name")
+            parts.append(part)
+        return t.NodePath(names=parts[:name_count], subnames=parts[name_count:], absolute=bool(flags & 1)), pos
+
+    def _read_RID(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        if not self.dialect.rid_payload:
+            return t.RID(), pos + 4
+        self._need(pos + 4, end, 8, "RID")
+        return t.RID(_u64.unpack_from(buf, pos + 4)[0]), pos + 12
+
+    def _read_Callable(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        return t.Callable(), pos + 4
+
+    def _read_Signal(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        name, pos = self.read_string(buf, pos + 4, end, "Signal name")
+        self._need(pos, end, 8, "Signal object id")
+        return t.Signal(name, _u64.unpack_from(buf, pos)[0]), pos + 8
+
+    def _read_PackedByteArray(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        count, start = self._read_packed_count(buf, pos + 4, end, 1, "PackedByteArray")
+        # The engine does not require the final padding to be present.
+        return bytes(buf[start:start + count]), min(start + count + _pad4(count), end)
+
+    def _read_PackedStringArray(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        pos += 4
+        self._need(pos, end, 4, "PackedStringArray count")
+        count = u32_at(buf, pos)[0]
+        if count > INT32_MAX:  # a negative count: the engine's loop never runs
+            count = 0
+        left = end - pos - 4
+        if count * 4 > left:
+            raise DecodeError(pos, f"PackedStringArray count {count} needs at least {count * 4} bytes, {left} left")
+        pos += 4
+        out = t.PackedStringArray()
+        read = self.read_string
+        for _ in range(count):
+            s, pos = read(buf, pos, end, "PackedStringArray element")
+            out.append(s[:-1] if s.endswith("\0") else s)
+        return out, pos
+
+    def _read_packed_count(self, buf: Any, pos: int, end: int, size: int, what: str) -> tuple[int, int]:
+        self._need(pos, end, 4, f"{what} count")
+        count = u32_at(buf, pos)[0]
+        left = end - pos - 4
+        if count > INT32_MAX or count * size > left:
+            shown = count - (1 << 32) if count > INT32_MAX else count
+            raise DecodeError(pos, f"{what} count {shown} needs {shown * size} bytes, {left} left")
+        return count, pos + 4
+
+    def _math_reader(self, name: str) -> _Fn[..., tuple[Any, int]]:
+        row = MATH_TYPES[name]
+        n, build = row.count, row.from_wire
+        narrow = struct.Struct(f"<{n}{'i' if row.component == I32 else 'f'}")
+        wide = struct.Struct(f"<{n}d") if row.component == REAL and self.dialect.math_flag_64 else None
+
+        def read(buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+            s = wide if (wide is not None and header & FLAG_64) else narrow
+            if end - pos - 4 < s.size:
+                raise DecodeError(pos + 4, f"{name} needs {s.size} bytes, {max(end - pos - 4, 0)} left")
+            return build(s.unpack_from(buf, pos + 4)), pos + 4 + s.size
+
+        return read
+
+    def _packed_reader(self, name: str) -> _Fn[..., tuple[Any, int]]:
+        cls, component = PACKED_TYPES[name]
+        if component in _COMPONENT_FORMATS:
+            narrow_tc, narrow_size = _COMPONENT_FORMATS[component]
+        else:  # REAL
+            narrow_tc, narrow_size = "f", 4
+        wide = component == REAL and self.dialect.math_flag_64
+        count_size = self.dialect.wide_packed_count if component in ("i64", "f64") else 4
+        width = cls.width
+
+        def read(buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+            tc, size = ("d", 8) if wide and header & FLAG_64 else (narrow_tc, narrow_size)
+            pos += 4
+            if count_size == 8:  # a documentation page's 8-byte length field
+                self._need(pos, end, 8, f"{name} count")
+                count = _u64.unpack_from(buf, pos)[0]
+                start, left = pos + 8, end - pos - 8
+                if count * size * width > left:
+                    raise DecodeError(pos, f"{name} count {count} needs {count * size * width} bytes, {left} left")
+            else:
+                count, start = self._read_packed_count(buf, pos, end, size * width, name)
+            stop = start + count * size * width
+            return cls.from_bytes(buf[start:stop], tc), stop
+
+        return read
+
+
+class _Name(str):
+    """A raw string (an Object property name) inside the writer's value stream."""
+
+    __slots__ = ()
+
+
+class Encoder:
+    """Writes values as bytes in one dialect.
+
+    ``full_objects`` writes :class:`~godot_formats.types.Object` values with
+    their class and properties; without it such values are refused, because the
+    engine would write an instance id that only means something in its own
+    process (write :class:`~godot_formats.types.EncodedObjectAsID` for that).
+    """
+
+    def __init__(self, dialect: Dialect, *, full_objects: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        self.dialect = dialect
+        self.full_objects = full_objects
+        self.max_depth = max_depth
+        self._utf8_errors = "surrogatepass" if dialect.utf8_surrogates else "strict"
+        self._headers = {name: dialect.type_id(name) for name in dialect.types if name}
+        writers: dict[type, _Fn[[bytearray, Any], Iterator[Any] | None]] = {
+            type(None): self._write_nil,
+            bool: self._write_bool,
+            int: self._write_int,
+            float: self._write_float,
+            str: self._write_string,
+            t.StringName: self._write_string_name,
+            _Name: self._write_raw_name,
+            list: self._write_array,
+            tuple: self._write_array,
+            t.TypedArray: self._write_typed_array,
+            dict: self._write_dictionary,
+            t.Dictionary: self._write_dictionary,
+            t.TypedDictionary: self._write_typed_dictionary,
+            bytes: self._write_bytes,
+            bytearray: self._write_bytes,
+            memoryview: self._write_bytes,
+            t.NodePath: self._write_node_path,
+            t.RID: self._write_rid,
+            t.Object: self._write_object,
+            t.EncodedObjectAsID: self._write_object_id,
+            t.Callable: self._write_callable,
+            t.Signal: self._write_signal,
+            t.PackedStringArray: self._write_packed_strings,
+        }
+        for name, row in MATH_TYPES.items():
+            writers[row.cls] = self._math_writer(name)
+        for name, (cls, component) in PACKED_TYPES.items():
+            writers[cls] = self._packed_writer(name, component)
+        self._writers = writers
+
+    def encode(self, value: Any) -> bytes:
+        out = bytearray()
+        self.encode_into(out, value)
+        return bytes(out)
+
+    def encode_into(self, out: bytearray, value: Any) -> None:
+        """Append the encoding of ``value`` to ``out``."""
+        writers = self._writers
+        stack: list[Iterator[Any]] = [iter((value,))]
+        v: Any = value
+        try:
+            while stack:
+                for v in stack[-1]:
+                    writer = writers.get(type(v)) or self._writer_by_mro(v)
+                    children = writer(out, v)
+                    if children is not None:
+                        if len(stack) > self.max_depth:
+                            raise EncodeError(f"value nested deeper than {self.max_depth} levels "
+                                              "(a container that contains itself?)")
+                        stack.append(children)
+                        break
+                else:
+                    stack.pop()
+        except EncodeError as e:
+            if not e.path and v is not value:
+                raise EncodeError(e.reason, _find_path(value, v) or "<inside>") from None
+            raise
+
+    def _writer_by_mro(self, value: Any) -> _Fn[[bytearray, Any], Iterator[Any] | None]:
+        for cls in type(value).__mro__[1:]:
+            writer = self._writers.get(cls)
+            if writer is not None:
+                return writer
+        raise EncodeError(f"cannot encode a {type(value).__name__} ({value!r:.60})")
+
+    def _header(self, name: str) -> int:
+        type_id = self._headers.get(name)
+        if type_id is None:
+            raise EncodeError(f"{self.dialect.name} has no {name} type")
+        return type_id
+
+    # -- payload writers ----------------------------------------------------------
+
+    def _write_nil(self, out: bytearray, value: Any) -> None:
+        out += b"\0\0\0\0"
+
+    def _write_bool(self, out: bytearray, value: bool) -> None:
+        out += pack_u32(self._header("bool"))
+        out += b"\1\0\0\0" if value else b"\0\0\0\0"
+
+    def _write_int(self, out: bytearray, value: int) -> None:
+        if -0x80000000 <= value <= 0x7FFFFFFF and not self.dialect.int_always_64:
+            out += pack_u32(self._header("int"))
+            out += _i32.pack(value)
+        elif -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
+            out += pack_u32(self._header("int") | FLAG_64)
+            out += _i64.pack(value)
+        else:
+            raise EncodeError(f"int {value} does not fit in 64 bits")
+
+    def _write_float(self, out: bytearray, value: float) -> None:
+        # float32 whenever it round-trips exactly; NaN never does, so it is always 64-bit.
+        if not self.dialect.float_always_64:
+            try:
+                narrow = _f32.pack(value)
+            except OverflowError:
+                narrow = b""
+            if narrow and _f32.unpack(narrow)[0] == value:
+                out += pack_u32(self._header("float"))
+                out += narrow
+                return
+        out += pack_u32(self._header("float") | FLAG_64)
+        out += _f64.pack(value)
+
+    def _string_bytes(self, value: str) -> bytes:
+        try:
+            return value.encode("utf-8", self._utf8_errors)
+        except UnicodeEncodeError as e:
+            raise EncodeError(f"string has an unpaired surrogate at index {e.start}") from None
+
+    #: What fills the padding after NodePath names.  The engines before 4.6.3
+    #: leave it uninitialised (godot#44999); we write zeros, as 4.6.3+ does.
+    node_path_padding = b"\0"
+
+    def write_string(self, out: bytearray, value: str, padding: bytes = b"\0") -> None:
+        raw = self._string_bytes(value)
+        out += pack_u32(len(raw))
+        out += raw
+        out += padding * _pad4(len(raw))
+
+    def _write_string(self, out: bytearray, value: str) -> None:
+        out += pack_u32(self._header("String"))
+        self.write_string(out, value)
+
+    def _write_string_name(self, out: bytearray, value: str) -> None:
+        out += pack_u32(self._header("StringName"))
+        self.write_string(out, value)
+
+    def _write_raw_name(self, out: bytearray, value: str) -> None:
+        self.write_string(out, value)
+
+    def _write_node_path(self, out: bytearray, value: t.NodePath) -> None:
+        out += pack_u32(self._header("NodePath"))
+        out += struct.pack("<III", len(value.names) | NODE_PATH_NEW_FORMAT, len(value.subnames), int(value.absolute))
+        for part in chain(value.names, value.subnames):
+            self.write_string(out, part, self.node_path_padding)
+
+    def _write_rid(self, out: bytearray, value: t.RID) -> None:
+        out += pack_u32(self._header("RID"))
+        if self.dialect.rid_payload:
+            out += _u64.pack(value.id)
+
+    def _write_object_id(self, out: bytearray, value: t.EncodedObjectAsID) -> None:
+        out += pack_u32(self._header("Object") | FLAG_64)
+        out += _u64.pack(value.object_id)
+
+    def _write_object(self, out: bytearray, value: t.Object) -> Iterator[Any] | None:
+        if not self.full_objects:
+            raise EncodeError(f"Object {value.class_name} is only written with full_objects=True "
+                              "(an instance id is written from EncodedObjectAsID)")
+        out += pack_u32(self._header("Object"))
+        self.write_string(out, value.class_name)
+        props = value.properties
+        out += pack_u32(len(props))
+        if not props:
+            return None
+        return chain.from_iterable((_Name(k), v) for k, v in props.items())
+
+    def _write_callable(self, out: bytearray, value: t.Callable) -> None:
+        out += pack_u32(self._header("Callable"))
+
+    def _write_signal(self, out: bytearray, value: t.Signal) -> None:
+        out += pack_u32(self._header("Signal"))
+        self.write_string(out, value.name)
+        out += _u64.pack(value.object_id)
+
+    def _write_array(self, out: bytearray, value: Any) -> Iterator[Any] | None:
+        out += pack_u32(self._header("Array"))
+        out += pack_u32(len(value))
+        return iter(value) if value else None
+
+    def _write_typed_array(self, out: bytearray, value: t.TypedArray) -> Iterator[Any] | None:
+        if not self.dialect.typed_arrays:
+            raise EncodeError(f"{self.dialect.name} has no typed Arrays (Godot 4.3+)")
+        kind, info = self._container_type(value.element_type)
+        out += pack_u32(self._header("Array") | kind << 16)
+        out += info
+        out += pack_u32(len(value))
+        return iter(value) if value else None
+
+    def _write_dictionary(self, out: bytearray, value: Any) -> Iterator[Any] | None:
+        out += pack_u32(self._header("Dictionary"))
+        out += pack_u32(len(value))
+        return chain.from_iterable(value.items()) if value else None
+
+    def _write_typed_dictionary(self, out: bytearray, value: t.TypedDictionary) -> Iterator[Any] | None:
+        if value.key_type is None and value.value_type is None:
+            return self._write_dictionary(out, value)
+        if not self.dialect.typed_dictionaries:
+            raise EncodeError(f"{self.dialect.name} has no typed Dictionaries (Godot 4.4+)")
+        key_kind, key_info = self._container_type(value.key_type)
+        value_kind, value_info = self._container_type(value.value_type)
+        out += pack_u32(self._header("Dictionary") | key_kind << 16 | value_kind << 18)
+        out += key_info
+        out += value_info
+        out += pack_u32(len(value))
+        return chain.from_iterable(value.items()) if value else None
+
+    def _container_type(self, ct: t.ContainerType | None) -> tuple[int, bytes]:
+        """The header kind bits and the bytes that describe one container type."""
+        if ct is None:
+            return 0, b""
+        kind = ct.kind
+        if kind == 1:
+            return 1, pack_u32(self._header(ct.builtin))
+        buf = bytearray()
+        if not self.full_objects:
+            # What the engine writes when objects travel as ids (godot#94379).
+            self.write_string(buf, "EncodedObjectAsID")
+            return 2, bytes(buf)
+        self.write_string(buf, ct.script if kind == 3 else ct.class_name)  # type: ignore[arg-type]
+        return kind, bytes(buf)
+
+    def _write_bytes(self, out: bytearray, value: Any) -> None:
+        out += pack_u32(self._header("PackedByteArray"))
+        n = memoryview(value).nbytes
+        out += pack_u32(n)
+        out += value
+        out += b"\0" * _pad4(n)
+
+    def _write_packed_strings(self, out: bytearray, value: t.PackedStringArray) -> None:
+        out += pack_u32(self._header("PackedStringArray"))
+        out += pack_u32(len(value))
+        nul = b"\0" if self.dialect.packed_string_nul else b""
+        for s in value:
+            if not isinstance(s, str):
+                raise EncodeError(f"PackedStringArray holds a {type(s).__name__}, not a String")
+            raw = self._string_bytes(s) + nul
+            out += pack_u32(len(raw))
+            out += raw
+            out += b"\0" * _pad4(len(raw))
+
+    def _math_writer(self, name: str) -> _Fn[[bytearray, Any], None]:
+        row = MATH_TYPES[name]
+        wide = row.component == REAL and self.dialect.real_is_double
+        fmt = struct.Struct(f"<{row.count}{'d' if wide else 'i' if row.component == I32 else 'f'}")
+        flag = FLAG_64 if wide else 0
+        to_wire = row.to_wire
+        is_float32 = fmt.format.endswith("f")
+
+        def write(out: bytearray, value: Any) -> None:
+            out += pack_u32(self._header(name) | flag)
+            parts = to_wire(value)
+            try:
+                out += fmt.pack(*parts)
+            except OverflowError:
+                if not is_float32:
+                    raise EncodeError(f"{name} component out of range: {value!r}") from None
+                out += _float32_bytes(parts)  # C casts overflow to inf, as the engine does
+            except struct.error as e:
+                raise EncodeError(f"{name} component out of range: {value!r} ({e})") from None
+
+        return write
+
+    def _packed_writer(self, name: str, component: str) -> _Fn[[bytearray, Any], None]:
+        wide = component == REAL and self.dialect.real_is_double
+        if component == REAL:
+            typecode = "d" if wide else "f"
+        else:
+            typecode = {F32: "f", I32: "i", "i64": "q", "f64": "d"}[component]
+        flag = FLAG_64 if wide else 0
+        count_size = self.dialect.wide_packed_count if component in ("i64", "f64") else 4
+
+        def write(out: bytearray, value: t.PackedArray) -> None:
+            out += pack_u32(self._header(name) | flag)
+            n = len(value)
+            out += _u64.pack(n) if count_size == 8 else pack_u32(n)
+            out += value.to_bytes(typecode)
+
+        return write
+
+
+def _float32_bytes(parts: Any) -> bytes:
+    from array import array
+    import sys
+
+    data = array("f", parts)
+    if sys.byteorder == "big":  # pragma: no cover
+        data.byteswap()
+    return data.tobytes()
+
+
+def _find_path(root: Any, target: Any, limit: int = 100_000) -> str:
+    """The path (``[2]["key"]``) of the first place ``target`` sits in ``root``.
+
+    Only used to explain an EncodeError, so it may be slow but never recurses.
+    """
+    todo: list[tuple[Any, str]] = [(root, "")]
+    seen = 0
+    while todo and seen < limit:
+        node, path = todo.pop()
+        seen += 1
+        if node is target:
+            return path
+        if isinstance(node, (list, tuple)):
+            todo.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
+        elif isinstance(node, (dict, t.Dictionary)):
+            for k, v in reversed(list(node.items())):
+                todo.append((v, f"{path}[{k!r}]"))
+                todo.append((k, f"{path}<key {k!r}>"))
+        elif isinstance(node, t.Object):
+            todo.extend((v, f"{path}.{k}") for k, v in reversed(list(node.properties.items())))
+    return ""

@@ -1,0 +1,253 @@
+"""Dialects: what differs between engine versions, written down as data.
+
+Like ``pickle``'s protocols, a dialect is not code: it is a type table (wire
+id -> Godot 4 type name), the names that version uses for its types, and a few
+switches for the handful of byte-level rules that changed between versions
+(or that a documentation page states differently).  The one reader and one
+writer in :mod:`godot_formats.codec` consult it.
+
+Engine dialects follow the engines (checked against Godot 3.2.3 and 4.6 and
+the engine source for the versions we cannot run); documented dialects follow
+the text of a documentation page to the letter, mistakes included, because
+that is what other implementations were built from.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable as _Fn
+from typing import Any
+
+import attrs
+
+from . import types as t
+
+__all__ = ["Dialect", "MathType", "MATH_TYPES", "TYPE_NAMES", "get_dialect", "dialect_names", "register"]
+
+# Every Godot 4 type name, in Godot 4.4's Variant::Type order.  The value model
+# and the dialect tables are keyed by these names.
+TYPE_NAMES: tuple[str, ...] = (
+    "Nil", "bool", "int", "float", "String", "Vector2", "Vector2i", "Rect2", "Rect2i",
+    "Vector3", "Vector3i", "Transform2D", "Vector4", "Vector4i", "Plane", "Quaternion",
+    "AABB", "Basis", "Transform3D", "Projection", "Color", "StringName", "NodePath", "RID",
+    "Object", "Callable", "Signal", "Dictionary", "Array", "PackedByteArray",
+    "PackedInt32Array", "PackedInt64Array", "PackedFloat32Array", "PackedFloat64Array",
+    "PackedStringArray", "PackedVector2Array", "PackedVector3Array", "PackedColorArray",
+    "PackedVector4Array",
+)
+
+# Component kinds of fixed-size math types.
+REAL = "real"  # float32, or float64 with the header flag in real_t=double builds
+F32 = "f32"    # float32 always (Color)
+I32 = "i32"    # int32 always (Vector2i, Rect2i, ...)
+
+
+@attrs.frozen
+class MathType:
+    """A fixed-size type made of ``count`` numbers of one kind.
+
+    ``to_wire`` returns the numbers in the engine's byte order;
+    ``from_wire`` builds the value back from them.
+    """
+
+    cls: type
+    count: int
+    component: str
+    to_wire: _Fn[[Any], tuple[Any, ...]]
+    from_wire: _Fn[[Any], Any]
+
+
+def _flat(cls: type, *fields: str) -> MathType:
+    component = I32 if cls.__name__.endswith("i") else (F32 if cls is t.Color else REAL)
+    getter = operator.attrgetter(*fields)
+    return MathType(cls, len(fields), component, getter, lambda c: cls(*c))
+
+
+def _nested(cls: type, component: str, paths: str, build: _Fn[[Any], Any]) -> MathType:
+    fields = paths.split()
+    return MathType(cls, len(fields), component, operator.attrgetter(*fields), build)
+
+
+V2, V2i, V3, V4 = t.Vector2, t.Vector2i, t.Vector3, t.Vector4
+
+_BASIS_ROWS = "x.x y.x z.x x.y y.y z.y x.z y.z z.z"
+
+MATH_TYPES: dict[str, MathType] = {
+    "Vector2": _flat(t.Vector2, "x", "y"),
+    "Vector2i": _flat(t.Vector2i, "x", "y"),
+    "Vector3": _flat(t.Vector3, "x", "y", "z"),
+    "Vector3i": _flat(t.Vector3i, "x", "y", "z"),
+    "Vector4": _flat(t.Vector4, "x", "y", "z", "w"),
+    "Vector4i": _flat(t.Vector4i, "x", "y", "z", "w"),
+    "Quaternion": _flat(t.Quaternion, "x", "y", "z", "w"),
+    "Color": _flat(t.Color, "r", "g", "b", "a"),
+    "Rect2": _nested(t.Rect2, REAL, "position.x position.y size.x size.y",
+                     lambda c: t.Rect2(V2(c[0], c[1]), V2(c[2], c[3]))),
+    "Rect2i": _nested(t.Rect2i, I32, "position.x position.y size.x size.y",
+                      lambda c: t.Rect2i(V2i(c[0], c[1]), V2i(c[2], c[3]))),
+    # Transform2D and Projection are written column by column ...
+    "Transform2D": _nested(t.Transform2D, REAL, "x.x x.y y.x y.y origin.x origin.y",
+                           lambda c: t.Transform2D(V2(c[0], c[1]), V2(c[2], c[3]), V2(c[4], c[5]))),
+    "Plane": _nested(t.Plane, REAL, "normal.x normal.y normal.z d",
+                     lambda c: t.Plane(V3(c[0], c[1], c[2]), c[3])),
+    "AABB": _nested(t.AABB, REAL, "position.x position.y position.z size.x size.y size.z",
+                    lambda c: t.AABB(V3(c[0], c[1], c[2]), V3(c[3], c[4], c[5]))),
+    # ... but Basis (and the basis of Transform3D) row by row.
+    "Basis": _nested(t.Basis, REAL, _BASIS_ROWS,
+                     lambda c: t.Basis.from_rows(c[0:3], c[3:6], c[6:9])),
+    "Transform3D": _nested(t.Transform3D, REAL,
+                           " ".join("basis." + p for p in _BASIS_ROWS.split()) + " origin.x origin.y origin.z",
+                           lambda c: t.Transform3D(t.Basis.from_rows(c[0:3], c[3:6], c[6:9]), V3(c[9], c[10], c[11]))),
+    "Projection": _nested(t.Projection, REAL,
+                          " ".join(f"{col}.{comp}" for col in "xyzw" for comp in "xyzw"),
+                          lambda c: t.Projection(V4(*c[0:4]), V4(*c[4:8]), V4(*c[8:12]), V4(*c[12:16]))),
+}
+
+# Packed arrays of numbers: Godot 4 name -> (value class, element kind).
+PACKED_TYPES: dict[str, tuple[type[t.PackedArray], str]] = {
+    "PackedInt32Array": (t.PackedInt32Array, I32),
+    "PackedInt64Array": (t.PackedInt64Array, "i64"),
+    "PackedFloat32Array": (t.PackedFloat32Array, F32),
+    "PackedFloat64Array": (t.PackedFloat64Array, "f64"),
+    "PackedVector2Array": (t.PackedVector2Array, REAL),
+    "PackedVector3Array": (t.PackedVector3Array, REAL),
+    "PackedVector4Array": (t.PackedVector4Array, REAL),
+    "PackedColorArray": (t.PackedColorArray, F32),
+}
+
+GODOT3_TYPES = (
+    "Nil", "bool", "int", "float", "String", "Vector2", "Rect2", "Vector3", "Transform2D",
+    "Plane", "Quaternion", "AABB", "Basis", "Transform3D", "Color", "NodePath", "RID",
+    "Object", "Dictionary", "Array", "PackedByteArray", "PackedInt32Array",
+    "PackedFloat32Array", "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
+    "PackedColorArray",
+)
+
+# What Godot 3 calls the types it shares with Godot 4 under another name.
+GODOT3_NAMES = {
+    "Nil": "Nil", "float": "float", "Quaternion": "Quat", "Transform3D": "Transform",
+    "PackedByteArray": "PoolByteArray", "PackedInt32Array": "PoolIntArray",
+    "PackedFloat32Array": "PoolRealArray", "PackedStringArray": "PoolStringArray",
+    "PackedVector2Array": "PoolVector2Array", "PackedVector3Array": "PoolVector3Array",
+    "PackedColorArray": "PoolColorArray",
+}
+
+
+@attrs.frozen(eq=False)
+class Dialect:
+    """One version of the format (or one documentation page's idea of it).
+
+    ``types[i]`` is the Godot 4 name of wire id ``i``.  The switches say which
+    of the rules that changed over time apply; every one of them names the
+    engine behaviour it stands for.
+    """
+
+    name: str
+    description: str
+    types: tuple[str, ...]
+    #: Godot 4 name -> the name this version uses (for ``explain`` and text).
+    native_names: dict[str, str] = attrs.field(factory=dict)
+    #: Engine dialect (follows an engine) or documented (follows a page).
+    engine: bool = True
+    #: Mask applied to the header to get the type id (engines: 0xFF).
+    type_mask: int = 0xFF
+    #: real_t=double build: math types get the 64-bit flag and float64 parts.
+    real_is_double: bool = False
+    #: The decoder honours the 64-bit flag on math types and packed vectors (4.x).
+    math_flag_64: bool = True
+    #: Every int is written with the 64-bit flag (Godot 3.0.x bug, fixed in 3.1).
+    int_always_64: bool = False
+    #: Every float is written as float64 with the flag (as a documentation page says).
+    float_always_64: bool = False
+    #: Typed Array headers (Godot 4.3+) and typed Dictionary headers (4.4+).
+    typed_arrays: bool = False
+    typed_dictionaries: bool = False
+    #: RID carries a u64 id (4.x); in 3.x it is the header alone.
+    rid_payload: bool = True
+    #: PackedStringArray elements carry a trailing NUL inside their length.
+    packed_string_nul: bool = True
+    #: Width in bytes of the element count of PackedInt64/Float64Array.
+    wide_packed_count: int = 4
+    #: UTF-8 encoded surrogates are accepted in strings (3.x parse_utf8 did).
+    utf8_surrogates: bool = False
+    #: Engine major version the bytes belong to (3 or 4).
+    major: int = 4
+    #: What a documented dialect's page says that the engines do not.
+    notes: tuple[str, ...] = ()
+    _ids: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_ids", {name: i for i, name in enumerate(self.types) if name})
+
+    def type_id(self, name: str) -> int | None:
+        """The wire id of a Godot 4 type name, or None when this dialect lacks it."""
+        return self._ids.get(name)
+
+    def has(self, name: str) -> bool:
+        return name in self._ids
+
+    def native_name(self, name: str) -> str:
+        return self.native_names.get(name, name)
+
+    @property
+    def variant_max(self) -> int:
+        return len(self.types)
+
+    def __repr__(self) -> str:
+        return f"<Dialect {self.name}>"
+
+
+_REGISTRY: dict[str, Dialect] = {}
+
+
+def register(dialect: Dialect, *aliases: str) -> Dialect:
+    """Make a dialect available by name (``loads(data, dialect="name")``)."""
+    for key in (dialect.name, *aliases):
+        _REGISTRY[key] = dialect
+    return dialect
+
+
+def get_dialect(dialect: str | Dialect) -> Dialect:
+    if isinstance(dialect, Dialect):
+        return dialect
+    try:
+        return _REGISTRY[dialect]
+    except KeyError:
+        raise ValueError(f"unknown dialect {dialect!r}; known: {', '.join(dialect_names())}") from None
+
+
+def dialect_names() -> list[str]:
+    """The names of every registered dialect (aliases excluded)."""
+    return sorted({d.name for d in _REGISTRY.values()})
+
+
+GODOT4_TYPES = TYPE_NAMES
+GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
+
+GODOT3 = register(Dialect(
+    "godot3", "Godot 3.1-3.6 (27 types, Pool arrays)", GODOT3_TYPES,
+    native_names=GODOT3_NAMES, major=3, math_flag_64=False, rid_payload=False, utf8_surrogates=True,
+), "godot3.1", "godot3.2", "godot3.3", "godot3.4", "godot3.5", "godot3.6")
+GODOT30 = register(attrs.evolve(
+    GODOT3, name="godot3.0",
+    description="Godot 3.0.x: as godot3, but every int is written 64-bit (fixed in 3.1)",
+    int_always_64=True,
+))
+GODOT40 = register(Dialect(
+    "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES,
+), "godot4.1", "godot4.2")
+GODOT43 = register(attrs.evolve(
+    GODOT40, name="godot4.3",
+    description="Godot 4.3 (39 types with PackedVector4Array, typed Array, no typed Dictionary)",
+    types=GODOT4_TYPES, typed_arrays=True,
+))
+GODOT4 = register(attrs.evolve(
+    GODOT43, name="godot4",
+    description="Godot 4.4 and later (39 types, typed Array and typed Dictionary)",
+    typed_dictionaries=True,
+), "godot4.4", "godot4.5", "godot4.6")
+GODOT4_DOUBLE = register(attrs.evolve(
+    GODOT4, name="godot4-double",
+    description="Godot 4.4+ built with precision=double (64-bit math types, header flag set)",
+    real_is_double=True,
+))

