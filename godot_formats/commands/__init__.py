@@ -1,0 +1,1 @@
+"""One module per ``godot-formats`` subcommand; see :mod:`godot_formats.tool`."""
