@@ -69,7 +69,7 @@ class Decoder:
         self.allow_objects = allow_objects
         self.max_depth = max_depth
         self._utf8_errors = "surrogatepass" if dialect.utf8_surrogates else "strict"
-        readers: list[_Fn[..., tuple[Any, int]] | None] = [None] * (dialect.type_mask + 1)
+        readers: list[_Fn[..., tuple[Any, int]] | None] = [None] * len(dialect.types)
         containers: dict[int, int] = {}
         for type_id, name in enumerate(dialect.types):
             if name == "Array":
@@ -137,7 +137,8 @@ class Decoder:
                     frame[1].properties[frame[3]] = value
                     frame[4] += 1
                     if frame[4] < frame[2]:
-                        frame[3], pos = self.read_string(buf, pos, end, "property name")
+                        frame[3], pos = self.read_string(
+                            buf, pos, end, "property name", self.dialect.object_format == "engine")
                         break
                     value = frame[1]
                 stack.pop()
@@ -192,21 +193,28 @@ class Decoder:
 
     def _open_object(self, buf: Any, start: int, header: int, end: int) -> tuple[list[Any] | None, Any, int]:
         pos = start + 4
-        if header & FLAG_64:
+        form = self.dialect.object_format
+        if form == "unsupported":
+            raise DecodeError(start, f"{self.dialect.name} has no Object encoding")
+        # The engines flag the id form; the 4.x page has no flag, so the caller's
+        # choice (allow_objects) is all that tells the two forms apart there.
+        as_id = header & FLAG_64 if form == "engine" else not self.allow_objects
+        if as_id:
             if end - pos < 8:
                 raise DecodeError(pos, f"Object id needs 8 bytes, {end - pos} left")
             object_id = _u64.unpack_from(buf, pos)[0]
             return None, (t.EncodedObjectAsID(object_id) if object_id else None), pos + 8
         if not self.allow_objects:
             raise DecodeError(start, "a full Object is only decoded with allow_objects=True")
-        class_name, pos = self.read_string(buf, pos, end, "Object class name")
+        padded = form == "engine"
+        class_name, pos = self.read_string(buf, pos, end, "Object class name", padded)
         if not class_name:
-            return None, None, pos  # what pre-3.2 engines wrote for a null Object
+            return None, None, pos  # what pre-3.2 engines and the 4.x page write for a null Object
         count, pos = self._read_count(buf, pos, end, 8, "Object property")
         obj = t.Object(class_name)
         if count == 0:
             return None, obj, pos
-        name, pos = self.read_string(buf, pos, end, "property name")
+        name, pos = self.read_string(buf, pos, end, "property name", padded)
         # frame: kind, object, count, pending name, properties so far
         return [_OBJECT, obj, count, name, 0], None, pos
 
@@ -221,7 +229,7 @@ class Decoder:
             raise DecodeError(pos, f"{what} count {count} needs at least {count * min_size} bytes, {left} left")
         return count, pos + 4
 
-    def read_string(self, buf: Any, pos: int, end: int, what: str = "String") -> tuple[str, int]:
+    def read_string(self, buf: Any, pos: int, end: int, what: str = "String", padded: bool = True) -> tuple[str, int]:
         """A u32 byte length, UTF-8 bytes, zero padding to 4 (which must be present)."""
         if end - pos < 4:
             raise DecodeError(pos, f"{what} length needs 4 bytes, {max(end - pos, 0)} left")
@@ -229,14 +237,15 @@ class Decoder:
         if n > INT32_MAX:
             raise DecodeError(pos, f"{what} length {n} is negative as an int32")
         stop = pos + 4 + n
-        if stop + _pad4(n) > end:
+        pad = _pad4(n) if padded else 0
+        if stop + pad > end:
             raise DecodeError(pos, f"{what} length {n} (+{_pad4(n)} padding) runs past the end: "
                                    f"{end - pos - 4} byte(s) left")
         try:
             text = str(buf[pos + 4:stop], "utf-8", self._utf8_errors)
         except UnicodeDecodeError as e:
             raise DecodeError(pos + 4 + e.start, f"invalid UTF-8 in {what}: {e.reason}") from None
-        return text, stop + _pad4(n)
+        return text, stop + pad
 
     def _read_container_type(self, buf: Any, pos: int, end: int, kind: int) -> tuple[t.ContainerType | None, int]:
         if kind == 0:
@@ -276,14 +285,15 @@ class Decoder:
         return u32_at(buf, pos + 4)[0] != 0, pos + 8
 
     def _read_int(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
-        if header & FLAG_64:
+        if header & FLAG_64 or self.dialect.int_format == "i64":
             self._need(pos + 4, end, 8, "64-bit int")
             return _i64.unpack_from(buf, pos + 4)[0], pos + 12
         self._need(pos + 4, end, 4, "int")
         return i32_at(buf, pos + 4)[0], pos + 8
 
     def _read_float(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
-        if header & FLAG_64:
+        fmt = self.dialect.float_format
+        if (header & FLAG_64 and fmt != "f32") or fmt == "f64":
             self._need(pos + 4, end, 8, "64-bit float")
             return _f64.unpack_from(buf, pos + 4)[0], pos + 12
         self._need(pos + 4, end, 4, "float")
@@ -298,9 +308,16 @@ class Decoder:
 
     def _read_NodePath(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
         pos += 4
-        self._need(pos, end, 12, "NodePath header")
-        name_count, subname_count, flags = struct.unpack_from("<III", buf, pos)
+        self._need(pos, end, 4, "NodePath name count")
+        name_count = u32_at(buf, pos)[0]
+        if name_count & NODE_PATH_NEW_FORMAT:
+            self._need(pos, end, 12, "NodePath header")
+        name_count, subname_count, flags = (name_count, 0, 0) if not name_count & NODE_PATH_NEW_FORMAT \
+            else struct.unpack_from("<III", buf, pos)
         if not name_count & NODE_PATH_NEW_FORMAT:
+            if self.dialect.node_path_old_format:
+                text, pos = self.read_string(buf, pos, end, "NodePath")
+                return t.NodePath(text), pos
             raise DecodeError(pos, "NodePath in the old string format (bit 31 of the name count clear)")
         name_count &= COUNT_MASK
         if flags & 2:  # obsolete "property" flag: one more subname follows
@@ -317,8 +334,11 @@ class Decoder:
         return t.NodePath(names=parts[:name_count], subnames=parts[name_count:], absolute=bool(flags & 1)), pos
 
     def _read_RID(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
-        if not self.dialect.rid_payload:
+        rid_format = self.dialect.rid_format
+        if rid_format == "none":
             return t.RID(), pos + 4
+        if rid_format == "unsupported":
+            raise DecodeError(pos, f"{self.dialect.name} has no RID encoding")
         self._need(pos + 4, end, 8, "RID")
         return t.RID(_u64.unpack_from(buf, pos + 4)[0]), pos + 12
 
@@ -362,7 +382,7 @@ class Decoder:
         return count, pos + 4
 
     def _math_reader(self, name: str) -> _Fn[..., tuple[Any, int]]:
-        row = MATH_TYPES[name]
+        row = self.dialect.math_type(name)
         n, build = row.count, row.from_wire
         narrow = struct.Struct(f"<{n}{'i' if row.component == I32 else 'f'}")
         wide = struct.Struct(f"<{n}d") if row.component == REAL and self.dialect.math_flag_64 else None
@@ -382,7 +402,7 @@ class Decoder:
         else:  # REAL
             narrow_tc, narrow_size = "f", 4
         wide = component == REAL and self.dialect.math_flag_64
-        count_size = self.dialect.wide_packed_count if component in ("i64", "f64") else 4
+        count_size = self.dialect.int64_array_count_size if component == "i64" else 4
         width = cls.width
 
         def read(buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
@@ -505,23 +525,33 @@ class Encoder:
         out += b"\1\0\0\0" if value else b"\0\0\0\0"
 
     def _write_int(self, out: bytearray, value: int) -> None:
-        if -0x80000000 <= value <= 0x7FFFFFFF and not self.dialect.int_always_64:
+        fmt = self.dialect.int_format
+        if not -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
+            raise EncodeError(f"int {value} does not fit in 64 bits")
+        fits32 = -0x80000000 <= value <= 0x7FFFFFFF
+        if fmt == "i64":
+            out += pack_u32(self._header("int"))
+            out += _i64.pack(value)
+        elif fits32 and fmt != "flag64":
             out += pack_u32(self._header("int"))
             out += _i32.pack(value)
-        elif -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
+        else:
             out += pack_u32(self._header("int") | FLAG_64)
             out += _i64.pack(value)
-        else:
-            raise EncodeError(f"int {value} does not fit in 64 bits")
 
     def _write_float(self, out: bytearray, value: float) -> None:
-        # float32 whenever it round-trips exactly; NaN never does, so it is always 64-bit.
-        if not self.dialect.float_always_64:
+        fmt = self.dialect.float_format
+        if fmt == "f64":
+            out += pack_u32(self._header("float"))
+            out += _f64.pack(value)
+            return
+        if fmt in ("auto", "f32"):
+            # float32 whenever it round-trips exactly; NaN never does, so it is always 64-bit.
             try:
                 narrow = _f32.pack(value)
             except OverflowError:
-                narrow = b""
-            if narrow and _f32.unpack(narrow)[0] == value:
+                narrow = _float32_bytes((value,))  # C casts overflow to inf
+            if fmt == "f32" or _f32.unpack(narrow)[0] == value:
                 out += pack_u32(self._header("float"))
                 out += narrow
                 return
@@ -553,7 +583,12 @@ class Encoder:
         self.write_string(out, value)
 
     def _write_raw_name(self, out: bytearray, value: str) -> None:
-        self.write_string(out, value)
+        if self.dialect.object_format == "engine":
+            self.write_string(out, value)
+        else:  # the 4.x page's unpadded names
+            raw = self._string_bytes(value)
+            out += pack_u32(len(raw))
+            out += raw
 
     def _write_node_path(self, out: bytearray, value: t.NodePath) -> None:
         out += pack_u32(self._header("NodePath"))
@@ -562,20 +597,31 @@ class Encoder:
             self.write_string(out, part, self.node_path_padding)
 
     def _write_rid(self, out: bytearray, value: t.RID) -> None:
+        rid_format = self.dialect.rid_format
+        if rid_format == "unsupported":
+            raise EncodeError(f"{self.dialect.name} has no RID encoding")
         out += pack_u32(self._header("RID"))
-        if self.dialect.rid_payload:
+        if rid_format == "u64":
             out += _u64.pack(value.id)
 
+    def _object_header(self, as_id: bool) -> int:
+        form = self.dialect.object_format
+        if form == "unsupported":
+            raise EncodeError(f"{self.dialect.name} has no Object encoding")
+        return self._header("Object") | (FLAG_64 if as_id and form == "engine" else 0)
+
     def _write_object_id(self, out: bytearray, value: t.EncodedObjectAsID) -> None:
-        out += pack_u32(self._header("Object") | FLAG_64)
+        if self.dialect.object_format == "docs4" and self.full_objects:
+            raise EncodeError("the 4.x page's Object forms cannot mix ids with full objects")
+        out += pack_u32(self._object_header(True))
         out += _u64.pack(value.object_id)
 
     def _write_object(self, out: bytearray, value: t.Object) -> Iterator[Any] | None:
         if not self.full_objects:
             raise EncodeError(f"Object {value.class_name} is only written with full_objects=True "
                               "(an instance id is written from EncodedObjectAsID)")
-        out += pack_u32(self._header("Object"))
-        self.write_string(out, value.class_name)
+        out += pack_u32(self._object_header(False))
+        self._write_raw_name(out, _Name(value.class_name))
         props = value.properties
         out += pack_u32(len(props))
         if not props:
@@ -657,7 +703,7 @@ class Encoder:
             out += b"\0" * _pad4(len(raw))
 
     def _math_writer(self, name: str) -> _Fn[[bytearray, Any], None]:
-        row = MATH_TYPES[name]
+        row = self.dialect.math_type(name)
         wide = row.component == REAL and self.dialect.real_is_double
         fmt = struct.Struct(f"<{row.count}{'d' if wide else 'i' if row.component == I32 else 'f'}")
         flag = FLAG_64 if wide else 0
@@ -685,7 +731,7 @@ class Encoder:
         else:
             typecode = {F32: "f", I32: "i", "i64": "q", "f64": "d"}[component]
         flag = FLAG_64 if wide else 0
-        count_size = self.dialect.wide_packed_count if component in ("i64", "f64") else 4
+        count_size = self.dialect.int64_array_count_size if component == "i64" else 4
 
         def write(out: bytearray, value: t.PackedArray) -> None:
             out += pack_u32(self._header(name) | flag)

@@ -103,6 +103,16 @@ MATH_TYPES: dict[str, MathType] = {
                           lambda c: t.Projection(V4(*c[0:4]), V4(*c[4:8]), V4(*c[8:12]), V4(*c[12:16]))),
 }
 
+# What the documentation pages say instead: Basis written column by column.
+_BASIS_COLUMNS = "x.x x.y x.z y.x y.y y.z z.x z.y z.z"
+MATH_TYPES_BY_COLUMNS: dict[str, MathType] = {
+    "Basis": _nested(t.Basis, REAL, _BASIS_COLUMNS, lambda c: t.Basis(V3(*c[0:3]), V3(*c[3:6]), V3(*c[6:9]))),
+    "Transform3D": _nested(t.Transform3D, REAL,
+                           " ".join("basis." + p for p in _BASIS_COLUMNS.split()) + " origin.x origin.y origin.z",
+                           lambda c: t.Transform3D(t.Basis(V3(*c[0:3]), V3(*c[3:6]), V3(*c[6:9])),
+                                                   V3(c[9], c[10], c[11]))),
+}
+
 # Packed arrays of numbers: Godot 4 name -> (value class, element kind).
 PACKED_TYPES: dict[str, tuple[type[t.PackedArray], str]] = {
     "PackedInt32Array": (t.PackedInt32Array, I32),
@@ -155,19 +165,30 @@ class Dialect:
     real_is_double: bool = False
     #: The decoder honours the 64-bit flag on math types and packed vectors (4.x).
     math_flag_64: bool = True
-    #: Every int is written with the 64-bit flag (Godot 3.0.x bug, fixed in 3.1).
-    int_always_64: bool = False
-    #: Every float is written as float64 with the flag (as a documentation page says).
-    float_always_64: bool = False
+    #: How ints are written: "auto" (int32, or int64 with the flag when it does not
+    #: fit), "flag64" (always int64 with the flag: Godot 3.0.x), "i64" (always
+    #: int64, no flag), "i32" (never wider).
+    int_format: str = "auto"
+    #: How floats are written: "auto" (float32 when exact, else float64 with the
+    #: flag), "flag64" (always float64 with the flag), "f32" / "f64" (fixed, no flag).
+    float_format: str = "auto"
     #: Typed Array headers (Godot 4.3+) and typed Dictionary headers (4.4+).
     typed_arrays: bool = False
     typed_dictionaries: bool = False
-    #: RID carries a u64 id (4.x); in 3.x it is the header alone.
-    rid_payload: bool = True
+    #: RID payload: "u64" (4.x), "none" (3.x: the header alone), "unsupported".
+    rid_format: str = "u64"
+    #: Object forms: "engine" (NIL for null, flag + u64 for an id, padded class and
+    #: property names), "docs4" (the 4.x page: no flag, unpadded names, the mode
+    #: decided by allow_objects), "unsupported".
+    object_format: str = "engine"
+    #: Basis rows ("rows", the engines) or columns ("columns", what the pages say).
+    basis_order: str = "rows"
     #: PackedStringArray elements carry a trailing NUL inside their length.
     packed_string_nul: bool = True
-    #: Width in bytes of the element count of PackedInt64/Float64Array.
-    wide_packed_count: int = 4
+    #: Width in bytes of the element count of PackedInt64Array (a page says 8).
+    int64_array_count_size: int = 4
+    #: NodePath's old format (a plain string, bit 31 of the first word clear) is read.
+    node_path_old_format: bool = False
     #: UTF-8 encoded surrogates are accepted in strings (3.x parse_utf8 did).
     utf8_surrogates: bool = False
     #: Engine major version the bytes belong to (3 or 4).
@@ -185,6 +206,12 @@ class Dialect:
 
     def has(self, name: str) -> bool:
         return name in self._ids
+
+    def math_type(self, name: str) -> MathType:
+        """The row of a fixed-size math type, in this dialect's component order."""
+        if self.basis_order == "columns" and name in MATH_TYPES_BY_COLUMNS:
+            return MATH_TYPES_BY_COLUMNS[name]
+        return MATH_TYPES[name]
 
     def native_name(self, name: str) -> str:
         return self.native_names.get(name, name)
@@ -226,12 +253,12 @@ GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
 
 GODOT3 = register(Dialect(
     "godot3", "Godot 3.1-3.6 (27 types, Pool arrays)", GODOT3_TYPES,
-    native_names=GODOT3_NAMES, major=3, math_flag_64=False, rid_payload=False, utf8_surrogates=True,
+    native_names=GODOT3_NAMES, major=3, math_flag_64=False, rid_format="none", utf8_surrogates=True,
 ), "godot3.1", "godot3.2", "godot3.3", "godot3.4", "godot3.5", "godot3.6")
 GODOT30 = register(attrs.evolve(
     GODOT3, name="godot3.0",
     description="Godot 3.0.x: as godot3, but every int is written 64-bit (fixed in 3.1)",
-    int_always_64=True,
+    int_format="flag64",
 ))
 GODOT40 = register(Dialect(
     "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES,
@@ -250,4 +277,67 @@ GODOT4_DOUBLE = register(attrs.evolve(
     GODOT4, name="godot4-double",
     description="Godot 4.4+ built with precision=double (64-bit math types, header flag set)",
     real_is_double=True,
+))
+
+
+# --- documented dialects: each page of the "Binary serialization API" docs, to the letter.
+# See docs/documented-dialects.md for the page-by-page analysis and every reading chosen.
+
+DOCS4_TYPES = (
+    "Nil", "bool", "int", "float", "String", "Vector2", "Rect2", "Vector3", "Transform2D",
+    "Plane", "Quaternion", "AABB", "Basis", "Transform3D", "Color", "NodePath", "RID",
+    "Object", "Dictionary", "Array", "PackedByteArray", "PackedInt32Array", "PackedInt64Array",
+    "PackedFloat32Array", "PackedFloat64Array", "PackedStringArray", "PackedVector2Array",
+    "PackedVector3Array", "PackedColorArray",
+)
+
+_DOCS = dict(
+    engine=False, math_flag_64=False, packed_string_nul=False, basis_order="columns",
+    rid_format="unsupported", object_format="unsupported", node_path_old_format=True,
+)
+
+DOCS_GODOT30 = register(Dialect(
+    "docs-godot3.0", "the Godot 3.0 documentation page: 27 types, no header flags, "
+    "int always 64-bit, float always 32-bit", GODOT3_TYPES, native_names=GODOT3_NAMES, major=3,
+    type_mask=0xFFFFFFFF, int_format="i64", float_format="f32", **_DOCS,  # type: ignore[arg-type]
+    notes=("no header flags: ints are always 8 bytes, floats always 4 (the engine: 4 or 8 by value)",
+           "PoolStringArray elements without the NUL the engine writes",
+           "Basis and Transform listed by columns (the engine writes rows)",
+           "RID and Object are not documented in this capture"),
+))
+DOCS_GODOT3 = register(Dialect(
+    "docs-godot3", "the Godot 3.x documentation page: 27 types, type = header & 0xFFFF",
+    GODOT3_TYPES, native_names=GODOT3_NAMES, major=3, type_mask=0xFFFF, float_format="flag64",
+    **_DOCS,  # type: ignore[arg-type]
+    notes=("type = header & 0xFFFF (the engine masks 0xFF)",
+           "'float always uses double precision': every float written 64-bit with the flag",
+           "PoolStringArray elements without the NUL the engine writes",
+           "Basis and Transform listed by columns (the engine writes rows)",
+           "RID and Object 'unsupported'"),
+))
+DOCS_GODOT4_FIXED64 = register(Dialect(
+    "docs-godot4-fixed64", "the early Godot 4 documentation page: 29 types with fixed "
+    "64-bit ints and floats, no header flags", DOCS4_TYPES,
+    native_names={"Quaternion": "Quat", "Transform3D": "Transform"},
+    type_mask=0xFFFFFFFF, int_format="i64", float_format="f64", int64_array_count_size=8,
+    **_DOCS,  # type: ignore[arg-type]
+    notes=("the 3.x type table with two packed arrays spliced in: only ids 0-5 match Godot 4",
+           "no header flags: ints always 8 bytes, floats always 8 bytes",
+           "PackedInt64Array has an 8-byte length (the engine: 4)",
+           "PackedStringArray elements without the NUL the engine writes",
+           "Basis and Transform listed by columns (the engine writes rows)"),
+))
+DOCS_GODOT4 = register(attrs.evolve(
+    DOCS_GODOT4_FIXED64, name="docs-godot4",
+    description="the outdated Godot 4 documentation page (4.0-4.6 'stable'): 29 types, "
+    "type = header & 0xFFFF",
+    native_names={}, type_mask=0xFFFF, int_format="auto", float_format="flag64",
+    object_format="docs4",
+    notes=("the 3.x type table with two packed arrays spliced in: only ids 0-5 match Godot 4",
+           "type = header & 0xFFFF (the engine masks 0xFF)",
+           "'float always uses double precision': every float written 64-bit with the flag",
+           "PackedInt64Array has an 8-byte length (the engine: 4)",
+           "Object id without the flag, null as OBJECT + 0, class and property names unpadded",
+           "PackedStringArray elements without the NUL the engine writes",
+           "Basis and Transform listed by columns (the engine writes rows)"),
 ))

@@ -44,8 +44,17 @@ def _int() -> Any:
 
 # --- vectors -----------------------------------------------------------------
 
+class _Components:
+    """Vectors and colors iterate over their components, like Godot's indexing."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(attrs.astuple(self, recurse=False))  # type: ignore[arg-type]
+
+
 @attrs.frozen(repr=False)
-class Vector2:
+class Vector2(_Components):
     x: float = _real()
     y: float = _real()
 
@@ -54,7 +63,7 @@ class Vector2:
 
 
 @attrs.frozen(repr=False)
-class Vector2i:
+class Vector2i(_Components):
     x: int = _int()
     y: int = _int()
 
@@ -63,7 +72,7 @@ class Vector2i:
 
 
 @attrs.frozen(repr=False)
-class Vector3:
+class Vector3(_Components):
     x: float = _real()
     y: float = _real()
     z: float = _real()
@@ -73,7 +82,7 @@ class Vector3:
 
 
 @attrs.frozen(repr=False)
-class Vector3i:
+class Vector3i(_Components):
     x: int = _int()
     y: int = _int()
     z: int = _int()
@@ -83,7 +92,7 @@ class Vector3i:
 
 
 @attrs.frozen(repr=False)
-class Vector4:
+class Vector4(_Components):
     x: float = _real()
     y: float = _real()
     z: float = _real()
@@ -94,7 +103,7 @@ class Vector4:
 
 
 @attrs.frozen(repr=False)
-class Vector4i:
+class Vector4i(_Components):
     x: int = _int()
     y: int = _int()
     z: int = _int()
@@ -132,7 +141,7 @@ class Plane:
 
 
 @attrs.frozen(repr=False)
-class Quaternion:
+class Quaternion(_Components):
     """Godot 3 calls this ``Quat``; the bytes are the same."""
 
     x: float = _real()
@@ -193,7 +202,7 @@ class Projection:
 
 
 @attrs.frozen(repr=False)
-class Color:
+class Color(_Components):
     """Always float32 on the wire, even in double-precision builds."""
 
     r: float = _real()

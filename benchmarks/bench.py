@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Time our decode/encode against the real Godot 3 engine, on the engine's own bytes.
+
+    python3 benchmarks/bench.py                # full workloads, 5 runs, engine if installed
+    python3 benchmarks/bench.py --quick        # workloads 10x smaller
+    python3 benchmarks/bench.py --no-engine    # our numbers only
+    python3 benchmarks/bench.py --json         # machine-readable results
+    python3 benchmarks/bench.py --profile 15   # also cProfile each workload (top 15 functions)
+
+One run does everything: ``bench.gd`` builds each workload inside ``godot3-server``,
+times ``var2bytes``/``bytes2var`` there (``OS.get_ticks_usec`` around single calls) and
+writes the engine's bytes to a temporary folder; then we time ``loads(bytes, "godot3")``
+and ``dumps(value, "godot3")`` on exactly those bytes (``time.perf_counter``, the median
+of ``--runs``), check that our re-encoding is byte-for-byte the engine's, and print the
+ratio engine_time / our_time (1.0 = as fast as the engine, higher = faster).
+
+Why the method is fair: both sides time one call on the same bytes, neither pays for
+building the input or for freeing the previous result, and both are medians.  The cyclic
+GC is collected before each of our runs and disabled inside it (as ``timeit`` does; the
+engine has no cyclic GC); ``--gc`` keeps it enabled to show what it costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import importlib.util
+import io
+import json
+import os
+import platform
+import pstats
+import re
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import godot_formats as gf  # noqa: E402
+from godot_formats import types as t  # noqa: E402
+
+DIALECT = "godot3"
+GD_SCRIPT = HERE / "bench.gd"
+QUICK_DIVISOR = 10
+
+#: engine_time / our_time we aim for: packed arrays are one memory copy on both sides,
+#: containers are one Python object per element on ours.
+TARGETS = {"packed": 0.8, "container": 0.2}
+
+
+# ---------------------------------------------------------------------------------------
+# workloads
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One value, built the same way here and in bench.gd (``build(n)`` with n elements)."""
+
+    name: str
+    label: str
+    kind: str  # "packed" or "container": which target applies
+    size: int  # element count of the full workload
+    build: Callable[[int], Any]
+
+    def count(self, divisor: int) -> int:
+        return self.size // divisor
+
+
+# The Dictionary values of perf.gd: 1, -7, 2^31 (int64), 0.5 (float32), 0.1 (float64), two
+# Strings, true, null, Vector2(1, 2), Color(1, 0, 0).
+_SMALL: tuple[Any, ...] = (1, -7, 2147483648, 0.5, 0.1, "ab", "héllo", True, None,
+                           t.Vector2(1, 2), t.Color(1, 0, 0, 1))
+# perf.gd's pattern, stored as float32.  Its literal -0.0 reaches the array as +0.0 in
+# Godot 3.2.3 (the engine writes 00000000 for it), so the copy here says 0.0.
+_FLOATS = (0.0, 1.5, -2.25, 3.0e10, 0.1, 0.0, 7.0, 1e-3)
+
+
+def _dict(n: int) -> dict[str, Any]:
+    return {f"k{i}": _SMALL[i % len(_SMALL)] for i in range(n)}
+
+
+def _records(n: int) -> list[dict[str, Any]]:
+    return [{"id": i, "pos": t.Vector3(i, i * 0.5, -i), "tags": ["a", "b"], "hp": 0.75} for i in range(n)]
+
+
+def _floats(n: int) -> t.PackedFloat32Array:
+    data = array("f", _FLOATS) * (n // len(_FLOATS) + 1)
+    del data[n:]
+    return t.PackedFloat32Array.from_bytes(data.tobytes() if sys.byteorder == "little" else _swapped(data))
+
+
+def _swapped(data: array[Any]) -> bytes:
+    copy = array(data.typecode, data)
+    copy.byteswap()
+    return copy.tobytes()
+
+
+def _bytes(n: int) -> bytes:
+    return (bytes(range(1, 9)) * (n // 8 + 1))[:n]
+
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload("dict_100k", "Dictionary, String keys, mixed small values", "container", 100_000, _dict),
+    Workload("records_20k", 'Array of {"id", "pos": Vector3, "tags": [2], "hp"}', "container", 20_000, _records),
+    Workload("ints_1m", "Array of ints", "container", 1_000_000, lambda n: list(range(n))),
+    Workload("strings_100k", 'PoolStringArray of short strings ("s0"...)', "packed", 100_000,
+             lambda n: t.PackedStringArray(f"s{i}" for i in range(n))),
+    Workload("floats_10m", "PoolRealArray (float32)", "packed", 10_000_000, _floats),
+    Workload("bytes_40m", "PoolByteArray", "packed", 40_000_000, _bytes),
+)
+
+
+# ---------------------------------------------------------------------------------------
+# the engine side
+
+
+@dataclass
+class EngineRun:
+    version: str
+    times: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)  # name -> (encode, decode) s
+    data: dict[str, bytes] = field(default_factory=dict)
+
+
+def _oracles() -> ModuleType:
+    """tests/oracles.py (not a package: the tests import it by path, so do we)."""
+    spec = importlib.util.spec_from_file_location("godot_formats_test_oracles", REPO / "tests" / "oracles.py")
+    if spec is None or spec.loader is None:
+        raise ImportError("tests/oracles.py not found")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def engine_unavailable() -> str | None:
+    """None when godot3-server can be driven here, else why not."""
+    try:
+        reason: str | None = _oracles().godot3_available()
+    except (ImportError, OSError) as e:
+        return f"cannot load tests/oracles.py ({e})"
+    return reason
+
+
+def gd_script(runs: int, divisor: int, out_dir: str) -> str:
+    """bench.gd with its three constants set."""
+    text = GD_SCRIPT.read_text(encoding="utf-8")
+    for const, value in (("RUNS", str(runs)), ("DIVISOR", str(divisor)), ("OUT_DIR", json.dumps(out_dir))):
+        text, n = re.subn(rf"^const {const} = [^\n#]*", f"const {const} = {value} ", text, count=1, flags=re.M)
+        if n != 1:
+            raise RuntimeError(f"bench.gd has no 'const {const} =' line")
+    return text
+
+
+def run_engine(runs: int, divisor: int, names: set[str]) -> EngineRun:
+    with tempfile.TemporaryDirectory(prefix="godot-formats-bench-") as tmp:
+        out = _oracles().godot3_run(gd_script(runs, divisor, tmp), timeout=1800)
+        result = EngineRun(version="?")
+        for line in out.splitlines():
+            parts = line.split()
+            if line.startswith("@@ENGINE "):
+                result.version = line[len("@@ENGINE "):].strip()
+            elif line.startswith("@@BENCH ") and len(parts) == 5:
+                name, size = parts[1], int(parts[2])
+                enc = [int(x) / 1e6 for x in parts[3].split(",")]
+                dec = [int(x) / 1e6 for x in parts[4].split(",")]
+                if name not in names:
+                    continue
+                data = Path(tmp, name + ".bin").read_bytes()
+                if len(data) != size:
+                    raise RuntimeError(f"engine wrote {len(data)} bytes for {name}, reported {size}")
+                result.times[name] = (enc, dec)
+                result.data[name] = data
+        missing = names - set(result.times)
+        if missing:
+            raise RuntimeError(f"the engine reported nothing for {sorted(missing)}; its output:\n{out[-4000:]}")
+        return result
+
+
+# ---------------------------------------------------------------------------------------
+# our side
+
+
+@dataclass
+class Codec:
+    """What we time: loads/dumps, or the Decoder/Encoder of another codec module (--codec)."""
+
+    name: str
+    decode: Callable[[bytes], Any]
+    encode: Callable[[Any], bytes]
+
+
+def our_codec(path: str | None) -> Codec:
+    if path is None:
+        return Codec("godot_formats", lambda b: gf.loads(b, DIALECT), lambda v: gf.dumps(v, DIALECT))
+    # Loaded as a module of the package, so that its relative imports work.
+    spec = importlib.util.spec_from_file_location("godot_formats._bench_candidate", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    dialect = gf.get_dialect(DIALECT)
+    decoder, encoder = module.Decoder(dialect), module.Encoder(dialect)
+    return Codec(path, lambda b: decoder.decode(b)[0], encoder.encode)
+
+
+def time_runs(fn: Callable[[Any], Any], arg: Any, runs: int, keep_gc: bool) -> list[float]:
+    """Seconds per call; the result is dropped outside the timed region."""
+    times = []
+    for _ in range(runs):
+        gc.collect()
+        was_enabled = gc.isenabled()
+        if not keep_gc:
+            gc.disable()
+        try:
+            t0 = time.perf_counter()
+            result = fn(arg)
+            t1 = time.perf_counter()
+        finally:
+            if was_enabled:
+                gc.enable()
+        del result
+        times.append(t1 - t0)
+    return times
+
+
+def traced_peak(fn: Callable[[Any], Any], arg: Any) -> tuple[int, int]:
+    """(peak bytes allocated during fn(arg), bytes still held by its result) per tracemalloc.
+
+    The argument was allocated before tracing started, so it is not counted: a decoder
+    that holds no more than the input plus the result has peak == result.
+    """
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        result = fn(arg)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del result
+    return peak, held
+
+
+def profile(fn: Callable[[Any], Any], arg: Any, top: int) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    result = fn(arg)
+    prof.disable()
+    del result
+    text = io.StringIO()
+    stats = pstats.Stats(prof, stream=text)
+    stats.sort_stats("tottime").print_stats(top)
+    body = text.getvalue()
+    start = body.find("   ncalls")
+    return body[start:].rstrip() if start >= 0 else body.rstrip()
+
+
+# ---------------------------------------------------------------------------------------
+# report
+
+
+def median_ms(times: list[float] | None) -> float | None:
+    return None if not times else statistics.median(times) * 1e3
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def _ratio(engine: float | None, ours: float | None, target: float) -> str:
+    if engine is None or ours is None or ours == 0:
+        return "-"
+    r = engine / ours
+    return f"{r:.2f}" + ("" if r >= target else " (<" + f"{target:g})")
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            models = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        cpu = models[0] if models else cpu
+    except OSError:
+        pass
+    return {"python": platform.python_version(), "implementation": platform.python_implementation(),
+            "platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(),
+            "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("| workload | size | engine decode ms | ours decode ms | ratio | "
+            "engine encode ms | ours encode ms | ratio | same bytes |")
+    lines = [head, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        target = TARGETS[r["kind"]]
+        lines.append(
+            f"| {r['name']} ({r['count']:,}) | {r['size']:,} B | {_ms(r['engine_decode_ms'])} | "
+            f"{_ms(r['ours_decode_ms'])} | {_ratio(r['engine_decode_ms'], r['ours_decode_ms'], target)} | "
+            f"{_ms(r['engine_encode_ms'])} | {_ms(r['ours_encode_ms'])} | "
+            f"{_ratio(r['engine_encode_ms'], r['ours_encode_ms'], target)} | {r['same_bytes']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement; the median is shown (5)")
+    parser.add_argument("--quick", action="store_true", help=f"workloads {QUICK_DIVISOR}x smaller")
+    parser.add_argument("--no-engine", action="store_true", help="don't run Godot; our numbers only")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    parser.add_argument("--gc", action="store_true", help="keep the cyclic GC enabled inside our timed calls")
+    parser.add_argument("--only", metavar="NAMES", help="comma-separated workload names ("
+                        + ", ".join(w.name for w in WORKLOADS) + ")")
+    parser.add_argument("--profile", type=int, metavar="TOP", default=0,
+                        help="also cProfile one decode and one encode per workload, TOP functions")
+    parser.add_argument("--codec", metavar="FILE", help="time the Decoder/Encoder of this codec.py "
+                        "(a modified copy of godot_formats/codec.py) instead of loads/dumps")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    divisor = QUICK_DIVISOR if args.quick else 1
+    workloads = list(WORKLOADS)
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {w.name for w in WORKLOADS}
+        if unknown:
+            parser.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
+        workloads = [w for w in WORKLOADS if w.name in wanted]
+    say: Callable[[str], None] = (lambda s: print(s, file=sys.stderr)) if args.json else print
+
+    engine: EngineRun | None = None
+    engine_note = "not run (--no-engine)"
+    if not args.no_engine:
+        reason = engine_unavailable()
+        if reason is None:
+            say(f"running Godot 3 (bench.gd, {args.runs} runs per measurement)...")
+            engine = run_engine(args.runs, divisor, {w.name for w in workloads})
+            engine_note = engine.version
+        else:
+            engine_note = f"not available: {reason}"
+            say(f"Godot 3 engine {engine_note}\n-> printing our numbers only")
+
+    codec = our_codec(args.codec)
+    rows: list[dict[str, Any]] = []
+    profiles: dict[str, dict[str, str]] = {}
+    memory: dict[str, Any] | None = None
+    for w in workloads:
+        n = w.count(divisor)
+        value_built = w.build(n)
+        our_bytes = codec.encode(value_built)
+        if engine is not None:
+            data = engine.data[w.name]
+            if our_bytes != data:  # then the --no-engine numbers would be for other bytes
+                say(f"WARNING {w.name}: the value built in Python does not encode to the engine's bytes")
+        else:
+            data = our_bytes
+        del value_built, our_bytes
+        value = codec.decode(data)  # also the warm-up
+        same = codec.encode(value) == data
+        say(f"{w.name}: {len(data):,} bytes, timing ours...")
+        dec = time_runs(codec.decode, data, args.runs, args.gc)
+        enc = time_runs(codec.encode, value, args.runs, args.gc)
+        e_enc, e_dec = engine.times[w.name] if engine is not None else (None, None)
+        rows.append({
+            "name": w.name, "label": w.label, "kind": w.kind, "target": TARGETS[w.kind], "count": n,
+            "size": len(data), "same_bytes": "yes" if same else "NO",
+            "engine_decode_ms": median_ms(e_dec), "engine_encode_ms": median_ms(e_enc),
+            "ours_decode_ms": median_ms(dec), "ours_encode_ms": median_ms(enc),
+            "engine_decode_runs_ms": [x * 1e3 for x in e_dec or []],
+            "engine_encode_runs_ms": [x * 1e3 for x in e_enc or []],
+            "ours_decode_runs_ms": [x * 1e3 for x in dec], "ours_encode_runs_ms": [x * 1e3 for x in enc],
+        })
+        if w.name == "floats_10m":
+            peak, held = traced_peak(codec.decode, data)
+            enc_peak, enc_held = traced_peak(codec.encode, value)
+            memory = {"workload": w.name, "input_bytes": len(data),
+                      "decode_peak_bytes": peak, "decode_result_bytes": held,
+                      "encode_peak_bytes": enc_peak, "encode_result_bytes": enc_held}
+        if args.profile:
+            profiles[w.name] = {"decode": profile(codec.decode, data, args.profile),
+                                "encode": profile(codec.encode, value, args.profile)}
+        del value, data
+
+    info = {"engine": engine_note, "codec": codec.name, "runs": args.runs, "quick": args.quick,
+            "gc_in_timed_calls": args.gc, "machine": machine()}
+    if args.json:
+        print(json.dumps({"info": info, "workloads": rows, "memory": memory, "profiles": profiles}, indent=1))
+        return 0 if all(r["same_bytes"] == "yes" for r in rows) else 1
+    print()
+    print(f"engine: Godot {engine_note}" if engine is not None else f"engine: {engine_note}")
+    m = info["machine"]
+    print(f"ours: {codec.name} on Python {m['python']} ({m['implementation']}), {m['cpu']} x{m['cpus']}, {m['date']}")
+    print(f"median of {args.runs} runs; ratio = engine time / our time (higher is better; "
+          f"targets: packed >= {TARGETS['packed']}, containers >= {TARGETS['container']}); "
+          f"GC {'enabled' if args.gc else 'disabled'} in our timed calls\n")
+    print(table(rows))
+    if memory is not None:
+        mb = 1e6
+        print(f"\npeak memory (tracemalloc), {memory['workload']}, input {memory['input_bytes'] / mb:.1f} MB "
+              "(allocated before tracing, not counted):")
+        print(f"  decode: peak {memory['decode_peak_bytes'] / mb:.1f} MB, result {memory['decode_result_bytes'] / mb:.1f}"
+              f" MB -> peak = {memory['decode_peak_bytes'] / max(memory['decode_result_bytes'], 1):.2f} x result"
+              " (target 1.00: input + result only)")
+        print(f"  encode: peak {memory['encode_peak_bytes'] / mb:.1f} MB, result {memory['encode_result_bytes'] / mb:.1f}"
+              f" MB -> peak = {memory['encode_peak_bytes'] / max(memory['encode_result_bytes'], 1):.2f} x result")
+    for name, prof in profiles.items():
+        for what, text in prof.items():
+            print(f"\n--- cProfile: {name} {what} (sorted by own time) ---\n{text}")
+    return 0 if all(r["same_bytes"] == "yes" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

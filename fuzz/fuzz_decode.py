@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Coverage-guided fuzzing of the decoder with atheris (libFuzzer for Python).
+
+Why: the property tests in tests/test_fuzz.py mutate the engine fixtures at
+random; this target lets libFuzzer steer the mutations with branch coverage of
+``godot_formats`` itself, so it reaches the odd corners (typed containers,
+Object frames, NodePath flags ...) that random mutation rarely hits.
+
+For every input, in every registered dialect, with and without
+``allow_objects``, it asserts:
+
+* only :class:`~godot_formats.DecodeError` comes out of decoding, with an
+  offset inside the input, and a successful decode ends inside the input;
+* the decoded value re-encodes (``full_objects`` = ``allow_objects``); the
+  only EncodeErrors tolerated are the documented ones in ``TOLERATED_ENCODE_ERRORS``;
+* re-encoding is a fixed point: decode(encode(v)) encodes to the same bytes;
+* no single input takes longer than ``SLOW_SECONDS`` (saved to ``fuzz/crashes/slow-*``).
+
+Anything else (IndexError, RecursionError, MemoryError, an assertion ...) is a
+crash that libFuzzer saves under ``-artifact_prefix``.  See fuzz/README.md.
+
+    python3 fuzz/fuzz_decode.py --write-seeds          # fixture blobs -> fuzz/corpus/
+    python3 fuzz/fuzz_decode.py /tmp/work fuzz/corpus -artifact_prefix=fuzz/crashes/ ...
+    python3 fuzz/fuzz_decode.py fuzz/crashes/crash-*   # replay
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SLOW_SECONDS = 1.0
+MAX_SEED_BYTES = 16384
+
+#: EncodeErrors a successfully decoded value may legitimately raise when written
+#: back in the same dialect (message regex -> why).  Keep this list short and
+#: documented: every entry is a value the decoder accepts but the writer refuses.
+TOLERATED_ENCODE_ERRORS: dict[str, str] = {}
+
+
+def _walk(value: Any) -> Iterator[Any]:
+    """Every value nested in ``value`` (iteratively: decoded values can be 1025 deep)."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        yield v
+        if isinstance(v, (list, tuple)):
+            todo.extend(v)
+        elif hasattr(v, "items") and callable(v.items):
+            for k, item in v.items():
+                todo.extend((k, item))
+        elif type(v).__name__ == "Object" and hasattr(v, "properties"):
+            todo.extend(v.properties.values())
+
+
+def _psa_element_ends_with_nul(dialect: Any, value: Any) -> bool:
+    return not dialect.packed_string_nul and any(
+        type(v).__name__ == "PackedStringArray" and any(s.endswith("\0") for s in v) for v in _walk(value)
+    )
+
+
+#: Codec bugs already reported (each has a failing regression test in
+#: tests/test_hostile.py); an input that trips only one of these is counted, not
+#: saved, so one hour of fuzzing is not spent rediscovering it.  Set
+#: GF_FUZZ_STRICT=1 to treat them as crashes again (e.g. to check a fix).
+KNOWN_FINDINGS: dict[str, Callable[[Any, Any], bool]] = {
+    # docs-* dialects write PackedStringArray elements without a NUL but the
+    # decoder still strips a trailing one: ["a\0"] reads back as ["a"].
+    "psa-trailing-nul-in-docs-dialects": _psa_element_ends_with_nul,
+}
+KNOWN_HITS: dict[str, int] = {}
+STRICT = os.environ.get("GF_FUZZ_STRICT") == "1"
+
+
+def _known(dialect: Any, value: Any) -> bool:
+    if STRICT:
+        return False
+    for name, predicate in KNOWN_FINDINGS.items():
+        if predicate(dialect, value):
+            KNOWN_HITS[name] = KNOWN_HITS.get(name, 0) + 1
+            return True
+    return False
+
+
+def _import_package() -> Any:
+    try:
+        import atheris
+    except ImportError:  # replaying without atheris still works
+        import godot_formats
+        return godot_formats
+    with atheris.instrument_imports(include=["godot_formats"]):
+        import godot_formats
+    return godot_formats
+
+
+gf = _import_package()
+from godot_formats.codec import Decoder, Encoder  # noqa: E402  (already imported, instrumented)
+
+PAIRS = [
+    (name, allow, Decoder(gf.get_dialect(name), allow_objects=allow), Encoder(gf.get_dialect(name), full_objects=allow))
+    for name in gf.dialect_names()
+    for allow in (False, True)
+]
+
+
+def _tolerated(error: Exception) -> bool:
+    return any(re.search(pattern, str(error)) for pattern in TOLERATED_ENCODE_ERRORS)
+
+
+def check(data: bytes) -> None:
+    """The fuzz target: raises AssertionError (or whatever leaked) on a finding."""
+    started = time.perf_counter()
+    for name, allow, decoder, encoder in PAIRS:
+        where = f"{name} allow_objects={allow}"
+        try:
+            value, end = decoder.decode(data)
+        except gf.DecodeError as e:
+            assert isinstance(e.offset, int) and 0 <= e.offset <= len(data), f"{where}: offset {e.offset} ({e})"
+            continue
+        assert 4 <= end <= len(data), f"{where}: end {end} of {len(data)}"
+        try:
+            first = encoder.encode(value)
+        except gf.EncodeError as e:
+            if _tolerated(e) or _known(decoder.dialect, value):
+                continue
+            raise AssertionError(f"{where}: decoded value does not re-encode: {e}") from e
+        again, end2 = decoder.decode(first)
+        assert end2 == len(first), f"{where}: re-encoded bytes decode to {end2} of {len(first)}"
+        second = encoder.encode(again)
+        if first != second and not _known(decoder.dialect, value):
+            raise AssertionError(f"{where}: not a fixed point\n{first.hex()}\n{second.hex()}")
+    elapsed = time.perf_counter() - started
+    if elapsed > SLOW_SECONDS:
+        _save("slow", data, f"{elapsed:.2f} s for {len(data)} bytes")
+
+
+def _save(kind: str, data: bytes, why: str) -> None:
+    out = HERE / "crashes" / f"{kind}-{hashlib.sha1(data).hexdigest()}"
+    if not out.exists():
+        out.write_bytes(data)
+        print(f"\n== {kind} input saved to {out}: {why}", file=sys.stderr, flush=True)
+
+
+def test_one_input(data: bytes) -> None:
+    check(bytes(data))
+
+
+def seed_blobs() -> list[bytes]:
+    """Every byte blob in the engine fixtures (both engines), up to MAX_SEED_BYTES each."""
+    blobs: list[bytes] = []
+    for path in sorted((ROOT / "fixtures").glob("godot*/*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            case = json.loads(line)
+            for key in ("hex", "hex_full_objects", "in_hex"):
+                text = case.get(key)
+                if isinstance(text, str) and text:
+                    blob = bytes.fromhex(text)
+                    if len(blob) <= MAX_SEED_BYTES:
+                        blobs.append(blob)
+    return blobs
+
+
+def write_seeds(directory: Path) -> int:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for blob in seed_blobs():
+        target = directory / hashlib.sha1(blob).hexdigest()
+        if not target.exists():
+            target.write_bytes(blob)
+            written += 1
+    return written
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--write-seeds"]:
+        print(f"{write_seeds(HERE / 'corpus')} seed(s) written to {HERE / 'corpus'}")
+        return
+    import atheris
+
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Run fuzz_decode.py for SECONDS (default 3600) with one worker, restarting
+# libFuzzer after each finding (its -fork mode does not work with atheris), then
+# merge what it learnt into fuzz/corpus with -merge=1.
+#
+#   fuzz/run.sh [SECONDS] [WORKDIR]
+#
+# Findings land in fuzz/crashes/ (crash-*, timeout-*, oom-*, slow-*); the log in WORKDIR/fuzz.log.
+set -u
+cd "$(dirname "$0")/.."
+SECONDS_TOTAL=${1:-3600}
+WORK=${2:-/tmp/gf-fuzz}
+mkdir -p "$WORK/corpus" fuzz/crashes
+LOG="$WORK/fuzz.log"
+START=$(date +%s)
+RUNS=0
+while :; do
+    NOW=$(date +%s)
+    LEFT=$((SECONDS_TOTAL - (NOW - START)))
+    [ "$LEFT" -le 0 ] && break
+    RUNS=$((RUNS + 1))
+    echo "=== run $RUNS, $LEFT s left, $(date -u +%FT%TZ)" >>"$LOG"
+    python3 fuzz/fuzz_decode.py "$WORK/corpus" fuzz/corpus \
+        -artifact_prefix=fuzz/crashes/ -max_len=16384 -timeout=10 -rss_limit_mb=1536 \
+        -max_total_time="$LEFT" -print_final_stats=1 >>"$LOG" 2>&1
+    echo "=== run $RUNS exited with $?" >>"$LOG"
+    sleep 2
+done
+# Keep only the inputs that add coverage, in the committed corpus.
+mkdir -p "$WORK/merged"
+python3 fuzz/fuzz_decode.py -merge=1 "$WORK/merged" fuzz/corpus "$WORK/corpus" >>"$LOG" 2>&1
+echo "=== merged into $WORK/merged: $(ls "$WORK/merged" | wc -l) inputs" >>"$LOG"

@@ -1,0 +1,669 @@
+"""Variant framing for files, sockets, asyncio streams and datagrams.
+
+What the engines put around ``var_to_bytes`` (checked against Godot 3.2.3 and
+4.6: the ``wire_*`` cases of ``fixtures/*/encode.jsonl`` and
+``fixtures/*/stream.jsonl``)::
+
+    FileAccess.store_var / File.store_var       u32 length L + L bytes of var_to_bytes
+    StreamPeer.put_var (TCP, StreamPeerBuffer)  u32 length L + L bytes of var_to_bytes
+    PacketPeerStream.put_var                    u32 length L + L bytes (always little-endian)
+    PacketPeer.put_var (UDP, ENet, WebSocket)   one datagram = var_to_bytes, no length
+
+The length is written with ``store_32``/``put_32``, so it follows
+``FileAccess.big_endian`` / ``StreamPeer.big_endian`` (``byteorder="big"``);
+the variant bytes themselves are always little-endian.  ``PacketPeerStream``
+writes its length with ``encode_uint32`` and ignores ``big_endian``.
+
+The reading side follows ``get_var``: a frame's value is decoded from the
+frame's bytes only (a value that would run past its frame is an error) and
+bytes left over inside a frame are ignored, as the engine ignores them.
+Unlike the engine, which trusts the length and allocates it, every reader
+here takes ``max_packet_size`` and refuses a larger announced length before
+reading or allocating anything; and unlike the engine, which prints an error
+and returns ``null``, a bad frame raises.
+
+Two kinds of errors tell a caller whether the stream can still be used:
+:class:`FramingError` (the framing itself is broken: a length over the limit,
+or the data ends inside a frame, so where the next frame starts is unknown;
+close the connection) and a plain :class:`~godot_formats.errors.DecodeError`
+(the frame was read whole but its value is bad; the next frame can be read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+import struct
+from functools import lru_cache
+from typing import IO, Any, AsyncIterator, Callable, Iterator, Literal, Protocol, Union
+
+from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder
+from .dialects import Dialect, get_dialect
+from .errors import DecodeError, EncodeError
+
+__all__ = [
+    "DEFAULT_MAX_PACKET_SIZE", "PREFIX_SIZE", "MAX_FRAME_LENGTH", "ByteOrder", "FramingError",
+    "dumps_framed", "loads_framed", "decode_framed", "iter_framed", "write_framed", "read_framed",
+    "FrameDecoder", "recv_value", "send_value", "VariantSocket",
+    "read_value", "write_value", "read_values", "encode_packet", "decode_packet",
+]
+
+#: Default limit on one frame or packet: 8 MiB, the default of the engine's
+#: ``PacketPeer.encode_buffer_max_size``, so anything a default-configured
+#: engine can send as a packet fits, while a hostile 4 GiB length is refused
+#: before a byte of it is read.  Raise it for big save files.
+DEFAULT_MAX_PACKET_SIZE = 8 * 1024 * 1024
+
+#: Bytes of the length prefix in front of every framed value.
+PREFIX_SIZE = 4
+
+#: The engine reads the prefix with ``get_32()`` into an ``int``: a length of
+#: 2**31 or more is negative there and can never be read back.
+MAX_FRAME_LENGTH = 0x7FFFFFFF
+
+ByteOrder = Literal["little", "big"]
+DialectLike = Union[str, Dialect]
+Buffer = Union[bytes, bytearray, memoryview]
+
+_PREFIX = {"little": struct.Struct("<I"), "big": struct.Struct(">I")}
+
+# Bytes read per call while filling a frame: memory grows with what actually
+# arrives, not with what a peer announced.
+_CHUNK = 64 * 1024
+
+
+class FramingError(DecodeError):
+    """The framing is broken: a length over the limit, or data that ends inside a frame.
+
+    Where the next frame would start is unknown, so nothing more can be read
+    from this stream.  ``offset`` is where the broken frame starts.
+    """
+
+
+class _Receiver(Protocol):
+    def recv(self, bufsize: int, /) -> bytes: ...
+
+
+class _Sender(Protocol):
+    def sendall(self, data: bytes, /) -> Any: ...
+
+
+# -- shared pieces -----------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _decoder(dialect: Dialect, allow_objects: bool, max_depth: int) -> Decoder:
+    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
+
+
+@lru_cache(maxsize=64)
+def _encoder(dialect: Dialect, full_objects: bool, max_depth: int) -> Encoder:
+    return Encoder(dialect, full_objects=full_objects, max_depth=max_depth)
+
+
+def _prefix(byteorder: str) -> struct.Struct:
+    try:
+        return _PREFIX[byteorder]
+    except KeyError:
+        raise ValueError(f"byteorder must be 'little' or 'big', not {byteorder!r}") from None
+
+
+def _limit(max_packet_size: int) -> int:
+    if max_packet_size < 0:
+        raise ValueError(f"max_packet_size must not be negative, got {max_packet_size}")
+    return min(max_packet_size, MAX_FRAME_LENGTH)
+
+
+def _frame_length(buf: Buffer, pos: int, offset: int, byteorder: str, max_packet_size: int) -> int:
+    """The length the prefix at ``buf[pos:]`` announces, refused before anything is read when too big.
+
+    ``offset`` is the prefix's position in the whole stream, for the error.
+    """
+    length: int = _prefix(byteorder).unpack_from(buf, pos)[0]
+    if length > MAX_FRAME_LENGTH:
+        raise FramingError(offset, f"frame announces {length} bytes (0x{length:08x}), a negative length "
+                                   f"for the engine, which reads it as a signed 32-bit int "
+                                   f"(wrong byteorder, or not framed data?)")
+    if length > max_packet_size:
+        raise FramingError(offset, f"frame announces {length} bytes, more than max_packet_size "
+                                   f"({max_packet_size}); refused before reading it")
+    return length
+
+
+def _decode_payload(payload: Buffer, decoder: Decoder, base: int) -> Any:
+    """Decode a frame read on its own, with error offsets counted from the stream's start."""
+    try:
+        return decoder.decode(payload)[0]
+    except DecodeError as e:
+        if base == 0:
+            raise
+        raise DecodeError(base + e.offset, e.reason) from None
+
+
+def _cut(offset: int, length: int, got: int) -> FramingError:
+    return FramingError(offset, f"frame of {length} bytes is cut after {got} byte(s) "
+                                f"(the data ends at byte {offset + PREFIX_SIZE + got})")
+
+
+def _cut_prefix(offset: int, got: int) -> FramingError:
+    return FramingError(offset, f"the data ends inside a length prefix ({got} of {PREFIX_SIZE} bytes)")
+
+
+def _read_exactly(read: Callable[[int], bytes], n: int) -> bytes | bytearray:
+    """Up to ``n`` bytes from a blocking ``read``; fewer only when the data ends."""
+    first = read(min(n, _CHUNK)) or b""
+    if len(first) >= n:
+        return first
+    buf = bytearray(first)
+    while len(buf) < n:
+        chunk = read(min(n - len(buf), _CHUNK))
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def _read_frame(read: Callable[[int], bytes], base: int, decoder: Decoder, byteorder: str,
+                max_packet_size: int) -> tuple[Any, int]:
+    """Read one frame through ``read``; return the value and the frame's size.
+
+    ``EOFError`` when the data ends before the frame's first byte.
+    """
+    prefix = _read_exactly(read, PREFIX_SIZE)
+    if len(prefix) < PREFIX_SIZE:
+        if not prefix:
+            raise EOFError("no more framed values")
+        raise _cut_prefix(base, len(prefix))
+    length = _frame_length(prefix, 0, base, byteorder, max_packet_size)
+    payload = _read_exactly(read, length) if length else b""
+    if len(payload) < length:
+        raise _cut(base, length, len(payload))
+    return _decode_payload(payload, decoder, base + PREFIX_SIZE), PREFIX_SIZE + length
+
+
+# -- bytes ---------------------------------------------------------------------------
+
+
+def dumps_framed(
+    value: Any,
+    dialect: DialectLike = "godot4",
+    *,
+    full_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+    """The bytes of ``store_var(value)`` / ``put_var(value)``: a u32 length, then the value."""
+    return _frame(_encoder(get_dialect(dialect), full_objects, max_depth), _prefix(byteorder), value)
+
+
+def _frame(encoder: Encoder, prefix: struct.Struct, value: Any) -> bytes:
+    out = bytearray(PREFIX_SIZE)
+    encoder.encode_into(out, value)
+    length = len(out) - PREFIX_SIZE
+    if length > MAX_FRAME_LENGTH:
+        raise EncodeError(f"encoded value is {length} bytes; a frame holds at most {MAX_FRAME_LENGTH}")
+    prefix.pack_into(out, 0, length)
+    return bytes(out)
+
+
+def decode_framed(
+    data: Buffer,
+    dialect: DialectLike = "godot4",
+    *,
+    offset: int = 0,
+    allow_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> tuple[Any, int]:
+    """Decode the frame that starts at ``offset``; return ``(value, end)``, ``end`` being the next frame's offset."""
+    limit = _limit(max_packet_size)
+    view = data if isinstance(data, bytes) else memoryview(data).cast("B")
+    left = len(view) - offset
+    if left < PREFIX_SIZE:
+        if left <= 0:
+            raise FramingError(offset, "expected a 4-byte length prefix, no bytes left")
+        raise _cut_prefix(offset, left)
+    length = _frame_length(view, offset, offset, byteorder, limit)
+    start = offset + PREFIX_SIZE
+    end = start + length
+    if end > len(view):
+        raise _cut(offset, length, len(view) - start)
+    frame = view if end == len(view) else memoryview(view)[:end]
+    value = _decoder(get_dialect(dialect), allow_objects, max_depth).decode(frame, start)[0]
+    return value, end
+
+
+def loads_framed(
+    data: Buffer,
+    dialect: DialectLike = "godot4",
+    *,
+    allow_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """Decode the first length-prefixed value, as one ``get_var`` call would.
+
+    What follows the first frame is not looked at (use :func:`iter_framed` for
+    every value).
+    """
+    return decode_framed(data, dialect, allow_objects=allow_objects, byteorder=byteorder,
+                         max_packet_size=max_packet_size, max_depth=max_depth)[0]
+
+
+def iter_framed(
+    source: Buffer | IO[bytes],
+    dialect: DialectLike = "godot4",
+    *,
+    allow_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Iterator[Any]:
+    """Every value of a file written by repeated ``store_var`` calls (bytes or a binary file).
+
+    Stops at the end of the data when it falls between two frames; data that
+    ends inside a frame raises :class:`FramingError`.
+    """
+    options = dict(allow_objects=allow_objects, byteorder=byteorder, max_packet_size=max_packet_size,
+                   max_depth=max_depth)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _iter_buffer(source, dialect, options)
+    return _iter_file(source, dialect, options)
+
+
+def _iter_buffer(data: Buffer, dialect: DialectLike, options: dict[str, Any]) -> Iterator[Any]:
+    view = data if isinstance(data, bytes) else memoryview(data).cast("B")
+    pos = 0
+    while pos < len(view):
+        value, pos = decode_framed(view, dialect, offset=pos, **options)
+        yield value
+
+
+def _iter_file(fp: IO[bytes], dialect: DialectLike, options: dict[str, Any]) -> Iterator[Any]:
+    pos = _position(fp)
+    while True:
+        try:
+            value, size = _read_file_frame(fp, dialect, pos, **options)
+        except EOFError:
+            return
+        pos += size
+        yield value
+
+
+# -- files ---------------------------------------------------------------------------
+
+
+def _position(fp: IO[bytes]) -> int:
+    """Where reading starts, so error offsets are file offsets (0 for pipes)."""
+    try:
+        return fp.tell() if fp.seekable() else 0
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return 0
+
+
+def _read_file_frame(fp: IO[bytes], dialect: DialectLike, base: int, *, allow_objects: bool, byteorder: str,
+                     max_packet_size: int, max_depth: int) -> tuple[Any, int]:
+    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    return _read_frame(fp.read, base, decoder, byteorder, _limit(max_packet_size))
+
+
+def write_framed(
+    fp: IO[bytes],
+    value: Any,
+    dialect: DialectLike = "godot4",
+    *,
+    full_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> int:
+    """``FileAccess.store_var``: write one length-prefixed value; return the bytes written."""
+    frame = dumps_framed(value, dialect, full_objects=full_objects, byteorder=byteorder, max_depth=max_depth)
+    fp.write(frame)
+    return len(frame)
+
+
+def read_framed(
+    fp: IO[bytes],
+    dialect: DialectLike = "godot4",
+    *,
+    allow_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """``FileAccess.get_var``: read one length-prefixed value from a binary file.
+
+    Raises ``EOFError`` at the end of the file (nothing left before the next
+    frame), :class:`FramingError` when the file ends inside a frame; offsets in
+    errors are file positions when the file can tell them.
+    """
+    return _read_file_frame(fp, dialect, _position(fp), allow_objects=allow_objects, byteorder=byteorder,
+                            max_packet_size=max_packet_size, max_depth=max_depth)[0]
+
+
+# -- incremental (sans I/O) ----------------------------------------------------------
+
+
+class FrameDecoder:
+    """Framed values from bytes that arrive in pieces (selectors, protocols, polling loops).
+
+    ``feed()`` what arrives, then iterate to get every value completed so far::
+
+        frames = FrameDecoder("godot4")
+        while chunk := sock.recv(65536):
+            frames.feed(chunk)
+            for value in frames:
+                handle(value)
+        frames.close()        # FramingError if the peer stopped inside a frame
+
+    An announced length over ``max_packet_size`` raises :class:`FramingError`
+    as soon as its 4 bytes arrive, before its payload is buffered; after that
+    the decoder stays broken.  A bad value raises a plain DecodeError after
+    its frame was consumed, so iterating again goes on with the next frame.
+    """
+
+    def __init__(
+        self,
+        dialect: DialectLike = "godot4",
+        *,
+        allow_objects: bool = False,
+        byteorder: ByteOrder = "little",
+        max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self._decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+        _prefix(byteorder)
+        self._byteorder = byteorder
+        self._limit = _limit(max_packet_size)
+        self._buffer = bytearray()
+        self._pos = 0  # start of the first unread frame in self._buffer
+        self._consumed = 0  # stream offset of self._buffer[self._pos]
+        self._length: int | None = None  # announced length of the frame being filled
+        self._broken: FramingError | None = None
+
+    @property
+    def position(self) -> int:
+        """Bytes of the stream consumed as whole frames so far."""
+        return self._consumed
+
+    @property
+    def pending(self) -> int:
+        """Bytes buffered for frames not read yet."""
+        return len(self._buffer) - self._pos
+
+    def feed(self, data: Buffer) -> None:
+        """Add bytes; raises :class:`FramingError` at once on an oversized length."""
+        if self._broken is not None:
+            raise self._broken
+        if self._pos:  # drop what was read, once per feed rather than once per frame
+            del self._buffer[:self._pos]
+            self._pos = 0
+        self._buffer += data
+        self._check_length()
+
+    def _check_length(self) -> int | None:
+        if self._length is None and self.pending >= PREFIX_SIZE:
+            try:
+                self._length = _frame_length(self._buffer, self._pos, self._consumed, self._byteorder, self._limit)
+            except FramingError as e:
+                self._broken = e
+                self._buffer.clear()
+                self._pos = 0
+                raise
+        return self._length
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._broken is not None:
+            raise self._broken
+        while True:
+            length = self._check_length()
+            if length is None or self.pending < PREFIX_SIZE + length:
+                return
+            start = self._pos + PREFIX_SIZE
+            payload = bytes(self._buffer[start:start + length])
+            base = self._consumed + PREFIX_SIZE
+            self._pos = start + length
+            self._consumed += PREFIX_SIZE + length
+            self._length = None
+            yield _decode_payload(payload, self._decoder, base)
+
+    def close(self) -> None:
+        """Declare the end of the stream: :class:`FramingError` if it ends inside a frame."""
+        if self._broken is not None:
+            raise self._broken
+        if self.pending:
+            if self._length is None:
+                raise _cut_prefix(self._consumed, self.pending)
+            raise _cut(self._consumed, self._length, self.pending - PREFIX_SIZE)
+
+
+# -- blocking sockets ----------------------------------------------------------------
+
+
+def recv_value(
+    sock: _Receiver,
+    dialect: DialectLike = "godot4",
+    *,
+    allow_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """``StreamPeerTCP.get_var`` on a blocking socket: one framed value.
+
+    Keeps calling ``recv`` until the frame is whole (a recv may return any
+    number of bytes).  ``EOFError`` when the peer closed between values;
+    :class:`FramingError` when it closed inside one.  Error offsets count from
+    the start of this frame (:class:`VariantSocket` counts from the connection's).
+    """
+    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    return _read_frame(sock.recv, 0, decoder, byteorder, _limit(max_packet_size))[0]
+
+
+def send_value(
+    sock: _Sender,
+    value: Any,
+    dialect: DialectLike = "godot4",
+    *,
+    full_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> int:
+    """``StreamPeerTCP.put_var`` on a blocking socket; return the bytes sent.
+
+    ``sendall`` keeps sending until the kernel took every byte, however many
+    each underlying ``send`` accepted.
+    """
+    frame = dumps_framed(value, dialect, full_objects=full_objects, byteorder=byteorder, max_depth=max_depth)
+    sock.sendall(frame)
+    return len(frame)
+
+
+class VariantSocket:
+    """A blocking socket that speaks ``StreamPeerTCP.put_var``/``get_var``.
+
+    ``get_var()`` raises ``EOFError`` once the peer has closed between values;
+    iterating yields values until then.  Error offsets count from the first
+    byte received on this connection.
+    """
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        dialect: DialectLike = "godot4",
+        *,
+        allow_objects: bool = False,
+        full_objects: bool = False,
+        byteorder: ByteOrder = "little",
+        max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self.socket = sock
+        self.dialect = get_dialect(dialect)
+        self._decoder = _decoder(self.dialect, allow_objects, max_depth)
+        self._encoder = _encoder(self.dialect, full_objects, max_depth)
+        self._prefix = _prefix(byteorder)
+        self._byteorder = byteorder
+        self._limit = _limit(max_packet_size)
+        self.received = 0  # bytes received as whole frames
+
+    @classmethod
+    def connect(cls, address: tuple[str, int], dialect: DialectLike = "godot4", *, timeout: float | None = None,
+                **options: Any) -> VariantSocket:
+        """Open a TCP connection (``socket.create_connection``) and wrap it."""
+        return cls(socket.create_connection(address, timeout=timeout), dialect, **options)
+
+    def get_var(self) -> Any:
+        value, size = _read_frame(self.socket.recv, self.received, self._decoder, self._byteorder, self._limit)
+        self.received += size
+        return value
+
+    def put_var(self, value: Any) -> int:
+        frame = _frame(self._encoder, self._prefix, value)
+        self.socket.sendall(frame)
+        return len(frame)
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            try:
+                value = self.get_var()
+            except EOFError:
+                return
+            yield value
+
+    def close(self) -> None:
+        self.socket.close()
+
+    def __enter__(self) -> VariantSocket:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- asyncio -------------------------------------------------------------------------
+
+
+async def _read_frame_async(reader: asyncio.StreamReader, base: int, decoder: Decoder, byteorder: str,
+                            max_packet_size: int) -> tuple[Any, int]:
+    try:
+        prefix = await reader.readexactly(PREFIX_SIZE)
+    except asyncio.IncompleteReadError as e:
+        if not e.partial:
+            raise EOFError("no more framed values") from None
+        raise _cut_prefix(base, len(e.partial)) from None
+    length = _frame_length(prefix, 0, base, byteorder, max_packet_size)
+    try:
+        # StreamReader gathers the payload as it arrives: memory follows what
+        # the peer really sent, and the length was checked against the limit.
+        payload = await reader.readexactly(length)
+    except asyncio.IncompleteReadError as e:
+        raise _cut(base, length, len(e.partial)) from None
+    return _decode_payload(payload, decoder, base + PREFIX_SIZE), PREFIX_SIZE + length
+
+
+async def read_value(
+    reader: asyncio.StreamReader,
+    dialect: DialectLike = "godot4",
+    *,
+    allow_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """One framed value from an asyncio stream (``StreamPeerTCP.put_var`` on the other end).
+
+    ``EOFError`` when the stream ended between values, :class:`FramingError`
+    when it ended inside one or announced more than ``max_packet_size``; a
+    plain DecodeError means the frame was consumed and the next can be read.
+    Error offsets count from the start of this frame.
+    """
+    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    return (await _read_frame_async(reader, 0, decoder, byteorder, _limit(max_packet_size)))[0]
+
+
+async def read_values(
+    reader: asyncio.StreamReader,
+    dialect: DialectLike = "godot4",
+    *,
+    allow_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> AsyncIterator[Any]:
+    """``async for value in read_values(reader)``: values until the stream ends between two.
+
+    Error offsets count from the first byte this iterator read.
+    """
+    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    limit = _limit(max_packet_size)
+    _prefix(byteorder)
+    pos = 0
+    while True:
+        try:
+            value, size = await _read_frame_async(reader, pos, decoder, byteorder, limit)
+        except EOFError:
+            return
+        pos += size
+        yield value
+
+
+async def write_value(
+    writer: asyncio.StreamWriter,
+    value: Any,
+    dialect: DialectLike = "godot4",
+    *,
+    full_objects: bool = False,
+    byteorder: ByteOrder = "little",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    drain: bool = True,
+) -> int:
+    """Send one framed value (what ``StreamPeerTCP.get_var`` reads); return its size.
+
+    Waits for ``writer.drain()`` unless ``drain=False``, so a slow reader
+    pushes back instead of filling memory.
+    """
+    frame = dumps_framed(value, dialect, full_objects=full_objects, byteorder=byteorder, max_depth=max_depth)
+    writer.write(frame)
+    if drain:
+        await writer.drain()
+    return len(frame)
+
+
+# -- datagrams -----------------------------------------------------------------------
+
+
+def encode_packet(
+    value: Any,
+    dialect: DialectLike = "godot4",
+    *,
+    full_objects: bool = False,
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+    """The datagram ``PacketPeer.put_var`` sends (UDP, ENet, WebSocket): the value, no length.
+
+    Like the engine (``encode_buffer_max_size``), refuses a value whose
+    encoding is larger than ``max_packet_size``.
+    """
+    data = _encoder(get_dialect(dialect), full_objects, max_depth).encode(value)
+    if len(data) > max_packet_size:
+        raise EncodeError(f"encoded value is {len(data)} bytes, more than max_packet_size ({max_packet_size})")
+    return data
+
+
+def decode_packet(
+    packet: Buffer,
+    dialect: DialectLike = "godot4",
+    *,
+    allow_objects: bool = False,
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+    """``PacketPeer.get_var``: one datagram is one value (bytes after it are ignored, as the engine does)."""
+    if len(packet) > max_packet_size:
+        raise DecodeError(0, f"packet of {len(packet)} bytes is larger than max_packet_size ({max_packet_size})")
+    return _decoder(get_dialect(dialect), allow_objects, max_depth).decode(packet)[0]
