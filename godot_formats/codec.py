@@ -14,8 +14,11 @@ the bytes that are left before anything is allocated.
 from __future__ import annotations
 
 import struct
+import sys
+from array import array
 from itertools import chain
-from typing import Any, Callable as _Fn, Iterator
+from typing import Any, Iterator
+from typing import Callable as _Fn
 
 from . import types as t
 from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
@@ -41,6 +44,11 @@ u32_at = _u32.unpack_from
 i32_at = _i32.unpack_from
 pack_u32 = _u32.pack
 
+_BIG_ENDIAN = sys.byteorder == "big"
+_HEADER_I32 = struct.Struct("<Ii")
+_HEADER_F32 = struct.Struct("<If")
+_HEADER_U32 = struct.Struct("<II")
+_PADDING = (b"", b"\0", b"\0\0", b"\0\0\0")
 _COMPONENT_FORMATS = {F32: ("f", 4), I32: ("i", 4), "i64": ("q", 8), "f64": ("d", 8)}
 
 # Frame kinds of the decoder's explicit stack.
@@ -82,6 +90,16 @@ class Decoder:
                 readers[type_id] = self._reader_for(name)
         self._readers = readers
         self._containers = containers
+        self._padded_names = dialect.object_format == "engine"
+        # Headers (type id, no flags) of int32, float32 and String, read inline by
+        # decode(); -1 where the dialect gives that header another meaning.
+        int_id, float_id, string_id = (dialect.type_id(n) for n in ("int", "float", "String"))
+        self._fast_headers = (
+            int_id if int_id is not None and dialect.int_format != "i64" else -1,
+            float_id if float_id is not None and dialect.float_format != "f64" else -1,
+            string_id if string_id is not None else -1,
+        )
+        self._scalar_run = self._make_scalar_run()
 
     # -- the main loop -------------------------------------------------------
 
@@ -90,17 +108,20 @@ class Decoder:
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
         end = len(buf)
         readers, containers = self._readers, self._containers
+        n_readers = len(readers)
         mask, max_depth = self.dialect.type_mask, self.max_depth
+        scalar_run, finish = self._scalar_run, self._finish
+        # A frame is [kind, items, wanted, extra]: an Array wants its elements, a
+        # Dictionary its keys and values in turn (built when complete), an Object
+        # its property values (names are read between them, kept in extra).
         stack: list[list[Any]] = []
         pos = offset
         while True:
             if end - pos < 4:
                 raise DecodeError(pos, f"expected a 4-byte type header, {max(end - pos, 0)} byte(s) left")
-            if len(stack) > max_depth:
-                raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
             header = u32_at(buf, pos)[0]
             type_id = header & mask
-            reader = readers[type_id] if type_id < len(readers) else None
+            reader = readers[type_id] if type_id < n_readers else None
             if reader is not None:
                 value, pos = reader(buf, pos, header, end)
             else:
@@ -111,39 +132,112 @@ class Decoder:
                 frame, value, pos = self._open(kind, buf, pos, header, end)
                 if frame is not None:
                     stack.append(frame)
-                    continue
+                    # Every value inside this container sits one level deeper.
+                    if len(stack) > max_depth:
+                        raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
+                    if kind == _OBJECT:
+                        continue
+                    pos = scalar_run(buf, pos, end, frame[1], frame[2])
+                    if len(frame[1]) < frame[2]:
+                        continue
+                    value = finish(stack.pop())
             # Deliver the finished value to the containers waiting for it.
             while stack:
                 frame = stack[-1]
-                kind = frame[0]
-                if kind == _ARRAY:
-                    items = frame[1]
-                    items.append(value)
+                items = frame[1]
+                items.append(value)
+                if len(items) < frame[2]:
+                    if frame[0] == _OBJECT:
+                        name, pos = self.read_string(buf, pos, end, "property name", self._padded_names)
+                        frame[3].append(name)
+                        break
+                    pos = scalar_run(buf, pos, end, items, frame[2])
                     if len(items) < frame[2]:
                         break
-                    value = items
-                elif kind == _DICT:
-                    if frame[3]:  # a key is waiting for its value
-                        frame[3] = False
-                        frame[4] = self._dict_put(frame, value)
-                        if frame[4] < frame[2]:
-                            break
-                        value = frame[1]
-                    else:
-                        frame[3] = True
-                        frame[5] = value
-                        break
-                else:  # _OBJECT
-                    frame[1].properties[frame[3]] = value
-                    frame[4] += 1
-                    if frame[4] < frame[2]:
-                        frame[3], pos = self.read_string(
-                            buf, pos, end, "property name", self.dialect.object_format == "engine")
-                        break
-                    value = frame[1]
-                stack.pop()
+                value = finish(stack.pop())
             else:
                 return value, pos
+
+    def _make_scalar_run(self) -> _Fn[[Any, int, int, list[Any], int], int]:
+        """The inner loop: append values that are not containers to ``items`` while they come.
+
+        Most of a save file is scalars inside containers.  Reading them here, in
+        one tight loop with the commonest three (int32, float32, String) inline and
+        every other non-container type through its table reader, keeps the frame
+        machinery of :meth:`decode` for the containers themselves.  Anything odd
+        about the inline three (short input, bad UTF-8) is left to their table
+        reader, which raises the proper error.  Returns the new offset.
+        """
+        h_int, h_float, h_string = self._fast_headers
+        errors = self._utf8_errors
+        readers, mask = self._readers, self.dialect.type_mask
+        n_readers = len(readers)
+        u32, i32, f32 = u32_at, i32_at, _f32.unpack_from
+
+        def scalar_run(buf: Any, pos: int, end: int, items: list[Any], wanted: int) -> int:
+            append = items.append
+            left = wanted - len(items)
+            while left and end - pos >= 4:
+                header = u32(buf, pos)[0]
+                if header == h_string and end - pos >= 8:
+                    n = u32(buf, pos + 4)[0]
+                    stop = pos + 8 + n
+                    if stop + (-n & 3) <= end and n <= INT32_MAX:
+                        try:
+                            append(str(buf[pos + 8:stop], "utf-8", errors))
+                            pos = stop + (-n & 3)
+                            left -= 1
+                            continue
+                        except UnicodeDecodeError:
+                            pass
+                elif header == h_int and end - pos >= 8:
+                    append(i32(buf, pos + 4)[0])
+                    pos += 8
+                    left -= 1
+                    continue
+                elif header == h_float and end - pos >= 8:
+                    append(f32(buf, pos + 4)[0])
+                    pos += 8
+                    left -= 1
+                    continue
+                type_id = header & mask
+                reader = readers[type_id] if type_id < n_readers else None
+                if reader is None:
+                    break  # a container, or an unknown type: decode() deals with it
+                value, pos = reader(buf, pos, header, end)
+                append(value)
+                left -= 1
+            return pos
+
+        return scalar_run
+
+    @staticmethod
+    def _finish(frame: list[Any]) -> Any:
+        """The value of a container whose items are all read."""
+        kind, items = frame[0], frame[1]
+        if kind == _ARRAY:
+            return items
+        if kind == _OBJECT:
+            obj = frame[3][0]
+            obj.properties.update(zip(frame[3][1:], items))
+            return obj
+        types = frame[3]
+        if types is None:
+            pairs = iter(items)
+            try:
+                result = dict(zip(pairs, pairs))
+            except TypeError:  # a key Python cannot hash, such as an Array
+                pass
+            else:
+                if 2 * len(result) == len(items):
+                    return result
+            # Python merged keys that Godot keeps apart (1, 1.0 and true), or could
+            # not hash one: Godot's own key rules apply.  A key repeated in the bytes
+            # is merged the engine's way: the last value wins.
+            pairs = iter(items)
+            return t.Dictionary(zip(pairs, pairs))
+        pairs = iter(items)
+        return t.TypedDictionary(types[0], types[1], zip(pairs, pairs))
 
     def _open(self, kind: int, buf: Any, pos: int, header: int, end: int) -> tuple[list[Any] | None, Any, int]:
         """Read a container's own fields; return a frame for its elements, or the finished value."""
@@ -158,38 +252,36 @@ class Decoder:
                 element_type, pos = self._read_container_type(buf, pos, end, (header >> 16) & 3)
             count, pos = self._read_count(buf, pos, end, 4, "Array")
             items: list[Any] = [] if element_type is None else t.TypedArray(element_type)
-            if count == 0:
+            if count >= 16:
+                pos = self._uniform_run(buf, pos, end, items, count)
+            if len(items) == count:
                 return None, items, pos
-            return [_ARRAY, items, count], None, pos
-        key_type = value_type = None
-        typed = d.typed_dictionaries and header & (15 << 16)
-        if typed:
+            return [_ARRAY, items, count, None], None, pos
+        types = None
+        if d.typed_dictionaries and header & (15 << 16):
             key_type, pos = self._read_container_type(buf, pos, end, (header >> 16) & 3)
             value_type, pos = self._read_container_type(buf, pos, end, (header >> 18) & 3)
+            types = (key_type, value_type)
         count, pos = self._read_count(buf, pos, end, 8, "Dictionary")
-        container: Any = t.TypedDictionary(key_type, value_type) if typed else {}
         if count == 0:
-            return None, container, pos
-        # frame: kind, container, count, key pending, entries so far, pending key
-        return [_DICT, container, count, False, 0, None], None, pos
+            return None, (t.TypedDictionary(*types) if types else {}), pos
+        return [_DICT, [], 2 * count, types], None, pos
 
-    def _dict_put(self, frame: list[Any], value: Any) -> int:
-        """Store one entry; switch to a :class:`Dictionary` when a dict cannot hold it exactly."""
-        container, key = frame[1], frame[5]
-        if type(container) is dict:
-            n = len(container)
-            try:
-                container.setdefault(key, value)
-            except TypeError:  # an unhashable key such as an Array
-                pass
-            else:
-                if len(container) > n:
-                    return frame[4] + 1
-            # Python cannot hash the key, or it merged two keys that Godot keeps
-            # apart (1, 1.0 and true); from here on Godot's own key rules apply.
-            container = frame[1] = t.Dictionary(container)
-        container[key] = value
-        return frame[4] + 1
+    def _uniform_run(self, buf: Any, pos: int, end: int, items: list[Any], count: int) -> int:
+        """An Array made only of int32s (or only of float32s) is read in one go, at C speed."""
+        h_int, h_float, _ = self._fast_headers
+        size = 8 * count
+        if _BIG_ENDIAN or end - pos < size or u32_at(buf, pos)[0] not in (h_int, h_float):
+            return pos
+        first = u32_at(buf, pos)[0]
+        words = array("I")
+        words.frombytes(buf[pos:pos + size])
+        if words[0::2].count(first) != count:
+            return pos
+        values = array("i" if first == h_int else "f")
+        values.frombytes(buf[pos:pos + size])
+        items.extend(values[1::2].tolist())
+        return pos + size
 
     def _open_object(self, buf: Any, start: int, header: int, end: int) -> tuple[list[Any] | None, Any, int]:
         pos = start + 4
@@ -215,8 +307,7 @@ class Decoder:
         if count == 0:
             return None, obj, pos
         name, pos = self.read_string(buf, pos, end, "property name", padded)
-        # frame: kind, object, count, pending name, properties so far
-        return [_OBJECT, obj, count, name, 0], None, pos
+        return [_OBJECT, [], count, [obj, name]], None, pos
 
     # -- primitive readers ---------------------------------------------------------
 
@@ -258,7 +349,8 @@ class Decoder:
                 raise DecodeError(pos, f"container element type id {type_id} is not a type of {self.dialect.name}")
             name = self.dialect.types[type_id]
             return (None if name == "Nil" else t.ContainerType(name)), pos + 4
-        text, new_pos = self.read_string(buf, pos, end, "container class name" if kind == 2 else "container script path")
+        what = "container class name" if kind == 2 else "container script path"
+        text, new_pos = self.read_string(buf, pos, end, what)
         if kind == 2:
             return t.ContainerType.of_class(text), new_pos
         if self.allow_objects and not text.startswith("res://"):
@@ -443,6 +535,13 @@ class Encoder:
         self.max_depth = max_depth
         self._utf8_errors = "surrogatepass" if dialect.utf8_surrogates else "strict"
         self._headers = {name: dialect.type_id(name) for name in dialect.types if name}
+        int_id, float_id, string_id = (dialect.type_id(n) for n in ("int", "float", "String"))
+        # Headers of the values written inline; -1 where the dialect writes them otherwise.
+        self._fast_headers = (
+            int_id if int_id is not None and dialect.int_format == "auto" else -1,
+            float_id if float_id is not None and dialect.float_format == "auto" else -1,
+            string_id if string_id is not None else -1,
+        )
         writers: dict[type, _Fn[[bytearray, Any], Iterator[Any] | None]] = {
             type(None): self._write_nil,
             bool: self._write_bool,
@@ -482,12 +581,40 @@ class Encoder:
     def encode_into(self, out: bytearray, value: Any) -> None:
         """Append the encoding of ``value`` to ``out``."""
         writers = self._writers
+        h_int, h_float, h_string = self._fast_headers
+        errors = self._utf8_errors
+        pack_int, pack_float, pack_len = _HEADER_I32.pack, _HEADER_F32.pack, _HEADER_U32.pack
+        f32_pack, f32_unpack = _f32.pack, _f32.unpack
         stack: list[Iterator[Any]] = [iter((value,))]
         v: Any = value
         try:
             while stack:
                 for v in stack[-1]:
-                    writer = writers.get(type(v)) or self._writer_by_mro(v)
+                    # The commonest values are written inline; the table writers
+                    # handle everything else, and the odd cases of these three.
+                    tv = type(v)
+                    if tv is str:
+                        try:
+                            raw = v.encode("utf-8", errors)
+                        except UnicodeEncodeError:
+                            pass
+                        else:
+                            out += pack_len(h_string, len(raw))
+                            out += raw
+                            out += _PADDING[-len(raw) & 3]
+                            continue
+                    elif tv is int:
+                        if -0x80000000 <= v <= 0x7FFFFFFF and h_int >= 0:
+                            out += pack_int(h_int, v)
+                            continue
+                    elif tv is float and h_float >= 0:
+                        try:
+                            if f32_unpack(f32_pack(v))[0] == v:
+                                out += pack_float(h_float, v)
+                                continue
+                        except OverflowError:
+                            pass
+                    writer = writers.get(tv) or self._writer_by_mro(v)
                     children = writer(out, v)
                     if children is not None:
                         if len(stack) > self.max_depth:
@@ -639,7 +766,37 @@ class Encoder:
     def _write_array(self, out: bytearray, value: Any) -> Iterator[Any] | None:
         out += pack_u32(self._header("Array"))
         out += pack_u32(len(value))
+        return self._elements(out, value)
+
+    def _elements(self, out: bytearray, value: Any) -> Iterator[Any] | None:
+        """The elements still to write: none when the Array was written in one go."""
+        if len(value) >= 16 and self._uniform_elements(out, value):
+            return None
         return iter(value) if value else None
+
+    def _uniform_elements(self, out: bytearray, value: Any) -> bool:
+        """Write a list made only of int32s (or only of float32-exact floats) at C speed."""
+        h_int, h_float, _ = self._fast_headers
+        kinds = set(map(type, value))
+        try:
+            if kinds == {int} and h_int >= 0:
+                numbers, header = array("i", value), h_int
+            elif kinds == {float} and h_float >= 0:
+                numbers, header = array("f", value), h_float
+                if array("d", numbers) != array("d", value):
+                    return False  # some need 64 bits (or are NaN): the general path decides
+            else:
+                return False
+        except OverflowError:
+            return False
+        if _BIG_ENDIAN:  # pragma: no cover
+            return False
+        words = array("I", (header, 0)) * len(value)
+        payload = array("I")
+        payload.frombytes(numbers.tobytes())
+        words[1::2] = payload
+        out += words.tobytes()
+        return True
 
     def _write_typed_array(self, out: bytearray, value: t.TypedArray) -> Iterator[Any] | None:
         if not self.dialect.typed_arrays:
@@ -648,7 +805,7 @@ class Encoder:
         out += pack_u32(self._header("Array") | kind << 16)
         out += info
         out += pack_u32(len(value))
-        return iter(value) if value else None
+        return self._elements(out, value)
 
     def _write_dictionary(self, out: bytearray, value: Any) -> Iterator[Any] | None:
         out += pack_u32(self._header("Dictionary"))
@@ -743,11 +900,8 @@ class Encoder:
 
 
 def _float32_bytes(parts: Any) -> bytes:
-    from array import array
-    import sys
-
     data = array("f", parts)
-    if sys.byteorder == "big":  # pragma: no cover
+    if _BIG_ENDIAN:  # pragma: no cover
         data.byteswap()
     return data.tobytes()
 

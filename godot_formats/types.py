@@ -554,7 +554,7 @@ class PackedArray:
         if self.width == 1:
             self.data = array(tc, values)
         else:
-            flat = array(tc)
+            flat: array[Any] = array(tc)
             for v in values:
                 flat.extend(_flatten_element(v))
             self.data = flat

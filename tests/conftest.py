@@ -39,6 +39,7 @@ def node_path_pad_mask(value: Any, dialect: str, full_objects: bool) -> set[int]
 
 
 def assert_same_bytes(ours: bytes, engine: bytes, mask: set[int] = frozenset()) -> None:  # type: ignore[assignment]
-    assert len(ours) == len(engine), f"length {len(ours)} != engine {len(engine)}\nours   {ours.hex()}\nengine {engine.hex()}"
+    assert len(ours) == len(engine), (
+        f"length {len(ours)} != engine {len(engine)}\nours   {ours.hex()}\nengine {engine.hex()}")
     diff = [i for i, (a, b) in enumerate(zip(ours, engine)) if a != b and i not in mask]
     assert not diff, f"bytes differ at {diff[:10]}\nours   {ours.hex()}\nengine {engine.hex()}"

@@ -28,7 +28,7 @@ PAGE_EXAMPLES: list[tuple[str, Any, str]] = [
     ("docs-godot4", t.PackedStringArray(["ab"]), "19000000 01000000 02000000 61620000"),
     ("docs-godot4", t.EncodedObjectAsID(5), "11000000 0500000000000000"),
     ("docs-godot4", BASIS, "0c000000 0000803f 00000040 00004040 00008040 0000a040 0000c040 0000e040 00000041 00001041"),
-    ("docs-godot4", t.PackedByteArray if False else b"\x01\x02\x03", "14000000 03000000 01020300"),
+    ("docs-godot4", b"\x01\x02\x03", "14000000 03000000 01020300"),
     ("docs-godot4", [1, "a"], "13000000 02000000 02000000 01000000 04000000 01000000 61000000"),
     ("docs-godot4", t.NodePath("/root/A:b"),
      "0f000000 02000080 01000000 01000000 04000000 726f6f74 01000000 41000000 01000000 62000000"),
@@ -82,7 +82,8 @@ def test_documented_dialects_are_registered() -> None:
 def test_docs_godot4_full_object_has_unpadded_names() -> None:
     obj = t.Object("Node2D", {"name": "a"})
     blob = gf.dumps(obj, "docs-godot4", full_objects=True)
-    assert blob.hex() == "11000000" "06000000" "4e6f64653244" "01000000" "04000000" "6e616d65" "04000000" "01000000" "61000000"
+    assert blob.hex() == ("11000000" "06000000" "4e6f64653244" "01000000"
+                          "04000000" "6e616d65" "04000000" "01000000" "61000000")
     assert gf.loads(blob, "docs-godot4", allow_objects=True) == obj
 
 
