@@ -51,15 +51,17 @@ def decode(
     dialect: str | Dialect = DEFAULT_DIALECT,
     *,
     offset: int = 0,
+    end: int | None = None,
     allow_objects: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> tuple[Any, int]:
-    """Decode the value that starts at ``offset``; return ``(value, end)``.
+    """Decode the value that starts at ``offset``; return ``(value, value_end)``.
 
-    ``end`` is the offset just past the value, so ``len(data) - end`` bytes
-    were trailing (the engine ignores them; so does :func:`loads`).
+    ``value_end`` is the offset just past the value, so ``len(data) - value_end``
+    bytes were trailing (the engine ignores them; so does :func:`loads`).  ``end``
+    limits the bytes the value may use, e.g. to one frame of a larger buffer.
     """
-    return _decoder(get_dialect(dialect), allow_objects, max_depth).decode(data, offset)
+    return _decoder(get_dialect(dialect), allow_objects, max_depth).decode(data, offset, end)
 
 
 def loads(

@@ -103,10 +103,13 @@ class Decoder:
 
     # -- the main loop -------------------------------------------------------
 
-    def decode(self, data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[Any, int]:
-        """Decode the value at ``offset``; return it and the offset just after it."""
+    def decode(self, data: bytes | bytearray | memoryview, offset: int = 0, end: int | None = None) -> tuple[Any, int]:
+        """Decode the value at ``offset``; return it and the offset just after it.
+
+        ``end`` bounds the value (e.g. a frame inside a larger buffer) without copying.
+        """
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
-        end = len(buf)
+        end = len(buf) if end is None else min(end, len(buf))
         readers, containers = self._readers, self._containers
         n_readers = len(readers)
         mask, max_depth = self.dialect.type_mask, self.max_depth

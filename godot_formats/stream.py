@@ -109,7 +109,9 @@ def _prefix(byteorder: str) -> struct.Struct:
         raise ValueError(f"byteorder must be 'little' or 'big', not {byteorder!r}") from None
 
 
-def _limit(max_packet_size: int) -> int:
+def _limit(max_packet_size: int, byteorder: str) -> int:
+    """Check a reader's options up front; return the effective length limit."""
+    _prefix(byteorder)
     if max_packet_size < 0:
         raise ValueError(f"max_packet_size must not be negative, got {max_packet_size}")
     return min(max_packet_size, MAX_FRAME_LENGTH)
@@ -136,8 +138,6 @@ def _decode_payload(payload: Buffer, decoder: Decoder, base: int) -> Any:
     try:
         return decoder.decode(payload)[0]
     except DecodeError as e:
-        if base == 0:
-            raise
         raise DecodeError(base + e.offset, e.reason) from None
 
 
@@ -218,8 +218,13 @@ def decode_framed(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> tuple[Any, int]:
     """Decode the frame that starts at ``offset``; return ``(value, end)``, ``end`` being the next frame's offset."""
-    limit = _limit(max_packet_size)
     view = data if isinstance(data, bytes) else memoryview(data).cast("B")
+    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    return _decode_frame_at(view, offset, decoder, byteorder, _limit(max_packet_size, byteorder))
+
+
+def _decode_frame_at(view: bytes | memoryview, offset: int, decoder: Decoder, byteorder: str,
+                     limit: int) -> tuple[Any, int]:
     left = len(view) - offset
     if left < PREFIX_SIZE:
         if left <= 0:
@@ -230,9 +235,11 @@ def decode_framed(
     end = start + length
     if end > len(view):
         raise _cut(offset, length, len(view) - start)
-    frame = view if end == len(view) else memoryview(view)[:end]
-    value = _decoder(get_dialect(dialect), allow_objects, max_depth).decode(frame, start)[0]
-    return value, end
+    if end == len(view):  # the last frame: decode in place, offsets are already right
+        return decoder.decode(view, start)[0], end
+    # Otherwise decode a copy of just this frame, so the value cannot run into the next one.
+    frame = view[start:end]
+    return _decode_payload(frame if isinstance(frame, bytes) else frame.tobytes(), decoder, start), end
 
 
 def loads_framed(
@@ -267,26 +274,26 @@ def iter_framed(
     Stops at the end of the data when it falls between two frames; data that
     ends inside a frame raises :class:`FramingError`.
     """
-    options = dict(allow_objects=allow_objects, byteorder=byteorder, max_packet_size=max_packet_size,
-                   max_depth=max_depth)
+    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)  # options are checked now,
+    limit = _limit(max_packet_size, byteorder)  # not at the first next()
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _iter_buffer(source, dialect, options)
-    return _iter_file(source, dialect, options)
+        return _iter_buffer(source, decoder, byteorder, limit)
+    return _iter_file(source, decoder, byteorder, limit)
 
 
-def _iter_buffer(data: Buffer, dialect: DialectLike, options: dict[str, Any]) -> Iterator[Any]:
+def _iter_buffer(data: Buffer, decoder: Decoder, byteorder: str, limit: int) -> Iterator[Any]:
     view = data if isinstance(data, bytes) else memoryview(data).cast("B")
     pos = 0
     while pos < len(view):
-        value, pos = decode_framed(view, dialect, offset=pos, **options)
+        value, pos = _decode_frame_at(view, pos, decoder, byteorder, limit)
         yield value
 
 
-def _iter_file(fp: IO[bytes], dialect: DialectLike, options: dict[str, Any]) -> Iterator[Any]:
+def _iter_file(fp: IO[bytes], decoder: Decoder, byteorder: str, limit: int) -> Iterator[Any]:
     pos = _position(fp)
     while True:
         try:
-            value, size = _read_file_frame(fp, dialect, pos, **options)
+            value, size = _read_frame(fp.read, pos, decoder, byteorder, limit)
         except EOFError:
             return
         pos += size
@@ -302,12 +309,6 @@ def _position(fp: IO[bytes]) -> int:
         return fp.tell() if fp.seekable() else 0
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return 0
-
-
-def _read_file_frame(fp: IO[bytes], dialect: DialectLike, base: int, *, allow_objects: bool, byteorder: str,
-                     max_packet_size: int, max_depth: int) -> tuple[Any, int]:
-    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
-    return _read_frame(fp.read, base, decoder, byteorder, _limit(max_packet_size))
 
 
 def write_framed(
@@ -340,8 +341,8 @@ def read_framed(
     frame), :class:`FramingError` when the file ends inside a frame; offsets in
     errors are file positions when the file can tell them.
     """
-    return _read_file_frame(fp, dialect, _position(fp), allow_objects=allow_objects, byteorder=byteorder,
-                            max_packet_size=max_packet_size, max_depth=max_depth)[0]
+    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    return _read_frame(fp.read, _position(fp), decoder, byteorder, _limit(max_packet_size, byteorder))[0]
 
 
 # -- incremental (sans I/O) ----------------------------------------------------------
@@ -375,9 +376,8 @@ class FrameDecoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> None:
         self._decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
-        _prefix(byteorder)
         self._byteorder = byteorder
-        self._limit = _limit(max_packet_size)
+        self._limit = _limit(max_packet_size, byteorder)
         self._buffer = bytearray()
         self._pos = 0  # start of the first unread frame in self._buffer
         self._consumed = 0  # stream offset of self._buffer[self._pos]
@@ -460,7 +460,7 @@ def recv_value(
     the start of this frame (:class:`VariantSocket` counts from the connection's).
     """
     decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
-    return _read_frame(sock.recv, 0, decoder, byteorder, _limit(max_packet_size))[0]
+    return _read_frame(sock.recv, 0, decoder, byteorder, _limit(max_packet_size, byteorder))[0]
 
 
 def send_value(
@@ -487,7 +487,9 @@ class VariantSocket:
 
     ``get_var()`` raises ``EOFError`` once the peer has closed between values;
     iterating yields values until then.  Error offsets count from the first
-    byte received on this connection.
+    byte received on this connection.  Socket errors (a ``settimeout`` that
+    expires, a reset) pass through unchanged; after one that struck inside a
+    frame the connection is out of step and should be closed.
     """
 
     def __init__(
@@ -507,7 +509,7 @@ class VariantSocket:
         self._encoder = _encoder(self.dialect, full_objects, max_depth)
         self._prefix = _prefix(byteorder)
         self._byteorder = byteorder
-        self._limit = _limit(max_packet_size)
+        self._limit = _limit(max_packet_size, byteorder)
         self.received = 0  # bytes received as whole frames
 
     @classmethod
@@ -582,7 +584,7 @@ async def read_value(
     Error offsets count from the start of this frame.
     """
     decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
-    return (await _read_frame_async(reader, 0, decoder, byteorder, _limit(max_packet_size)))[0]
+    return (await _read_frame_async(reader, 0, decoder, byteorder, _limit(max_packet_size, byteorder)))[0]
 
 
 async def read_values(
@@ -599,8 +601,7 @@ async def read_values(
     Error offsets count from the first byte this iterator read.
     """
     decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
-    limit = _limit(max_packet_size)
-    _prefix(byteorder)
+    limit = _limit(max_packet_size, byteorder)
     pos = 0
     while True:
         try:

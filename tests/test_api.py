@@ -110,3 +110,10 @@ def test_node_path_text_form() -> None:
     assert (p.names, p.subnames, p.absolute) == (("root", "a"), ("b", "c"), True)
     assert str(p) == "/root/a:b:c"
     assert t.NodePath("") == t.NodePath(names=())
+
+
+def test_decode_end_bounds_a_value_inside_a_larger_buffer() -> None:
+    frames = B("04000000" "04000000 02000000 68690000".replace(" ", ""))
+    assert gf.decode(frames, "godot4", offset=4) == ("hi", 16)
+    with pytest.raises(gf.DecodeError, match="runs past the end"):
+        gf.decode(frames, "godot4", offset=4, end=12)
