@@ -70,23 +70,26 @@ apt_update() {
 apt_install() {
   local missing=() p
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) == *"install ok installed"* ]] || missing+=("$p")
   done
   [[ ${#missing[@]} -eq 0 ]] && return 0
   command -v apt-get >/dev/null 2>&1 || die "apt-get not found: install ${missing[*]} by hand"
   [[ $(id -u) -eq 0 || ${#SUDO[@]} -gt 0 ]] || die "need root (or sudo) to install ${missing[*]}"
   # Update the package lists only when they don't know one of the packages.
+  # (No `cmd | grep -q` under pipefail: grep's early exit makes the writer fail with SIGPIPE.)
+  local policy
   for p in "${missing[@]}"; do
-    if ! apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]'; then apt_update; break; fi
+    policy=$(apt-cache policy "$p" 2>/dev/null || true)
+    if [[ $policy != *"Candidate: "* || $policy == *"Candidate: (none)"* ]]; then apt_update; break; fi
   done
   local t log_file
   t=$(now)
   log_file=$(mktemp)
   log "apt-get install -y --no-install-recommends ${missing[*]}"
-  if ! "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log_file" 2>&1; then
+  if ! "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log_file" 2>&1; then
     if [[ $APT_UPDATED -eq 0 ]]; then   # stale lists (404 on a .deb): refresh once and retry
       apt_update
-      "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log_file" 2>&1 \
+      "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log_file" 2>&1 \
         || { tail -n 30 "$log_file" >&2; die "apt-get install ${missing[*]} failed"; }
     else
       tail -n 30 "$log_file" >&2; die "apt-get install ${missing[*]} failed"
@@ -145,7 +148,8 @@ else
 fi
 # (Debian's /usr/bin/chromium wrapper prints a harmless "[: ...: unexpected operator" from
 # /etc/chromium.d/dev-shm when /dev/shm shows up twice in findmnt; ignore it.)
-log "godot4: $("$CHROME_BIN" --version 2>/dev/null | head -n 1)"
+CHROME_VERSION=$("$CHROME_BIN" --version 2>/dev/null || true)
+log "godot4: ${CHROME_VERSION%%$'\n'*}"
 
 # ---- godot4 oracle: npm packages and the engine copy --------------------------------------
 NM=$G4_DIR/node_modules

@@ -4,10 +4,10 @@ Support module for the test-suite and the benchmark scripts (standard library on
 tests in here). Install the oracles with ``scripts/install-oracles.sh``.
 
 * godot3: Godot 3.2.3 (Debian's ``godot3-server``), driven by ``oracle/godot3/oracle.py``.
-  One call costs about 0.1-0.5 s.
+  One call costs about 0.2-0.5 s (one engine process per call).
 * godot4: Godot 4.6 web build in headless Chromium, driven by ``oracle/godot4/oracle.mjs``
-  (Node + playwright-core). One call costs about 4-6 s (a browser and an engine start each
-  time), so batch many cases into one call.
+  (Node + playwright-core). One call costs about 4-7 s, more on a busy machine (a browser
+  and an engine start each time), so batch many cases into one call.
 
 Typical use in a test::
 
@@ -42,6 +42,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -94,7 +96,7 @@ Record = dict[str, Any]
 # availability
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _godot3_version(exe: str) -> str | None:
     """The version godot3 prints, or None when it doesn't run (it exits 255 on --version)."""
     try:
@@ -138,7 +140,7 @@ def _chromium() -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _node_major(node: str) -> int | None:
     try:
         p = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30,
@@ -185,38 +187,86 @@ def _require(which: str) -> None:
 # running the oracle processes
 
 
-def _run(argv: list[str], cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess[str]:
-    """Run argv in its own process group; on timeout stop the whole group (engine, browser)."""
+def _run(argv: list[str], cwd: Path, timeout: float, what: str,
+         abort: re.Pattern[str] | None = None, abort_grace: float = 0.0,
+         ) -> subprocess.CompletedProcess[str]:
+    """Run argv in its own process group and collect its output.
+
+    Raises OracleError on a non-zero exit, on timeout, or when an output line matches
+    ``abort`` (a sign that the engine will never quit by itself) and the process hasn't
+    ended ``abort_grace`` seconds later. In the last two cases the whole process group
+    (oracle, engine, browser) is stopped: SIGTERM first (node/playwright then closes its
+    browser), SIGKILL after a grace period.
+    """
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, encoding="utf-8",
                             errors="replace", start_new_session=True)
+    chunks: dict[str, list[str]] = {"out": [], "err": []}
+    aborted = threading.Event()
+
+    def pump(stream: Any, key: str) -> None:
+        for line in stream:
+            chunks[key].append(line)
+            if abort is not None and abort.search(line):
+                aborted.set()
+        stream.close()
+
+    readers = [threading.Thread(target=pump, args=(proc.stdout, "out"), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, "err"), daemon=True)]
+    for r in readers:
+        r.start()
+    deadline = time.monotonic() + timeout
+    timed_out = stopped = False
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        # SIGTERM first: node/playwright then closes the browser it started itself.
-        for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
+        abort_at: float | None = None
+        while proc.poll() is None:
+            now = time.monotonic()
+            if aborted.is_set():
+                abort_at = now + abort_grace if abort_at is None else abort_at
+                if now >= abort_at:
+                    stopped = True
+                    break
+            if now >= deadline:
+                timed_out = True
                 break
             try:
-                out, err = proc.communicate(timeout=grace)
-                break
+                proc.wait(timeout=0.05)
             except subprocess.TimeoutExpired:
-                continue
-        else:
-            out, err = "", ""
-        raise OracleError(f"{what} timed out after {timeout:g} s\n--- stderr ---\n{_tail(err)}") from None
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
+                pass
+    finally:
+        if proc.poll() is None:
+            _stop_group(proc)
+        for r in readers:
+            r.join(timeout=5)
+    out, err = "".join(chunks["out"]), "".join(chunks["err"])
+    if stopped:
+        raise OracleError(
+            f"{what} failed: the script did not load or stopped with an error\n--- output ---\n{_tail(out)}"
+            + (f"\n--- stderr ---\n{_tail(err)}" if err.strip() else "")
+        )
+    if timed_out:
+        raise OracleError(f"{what} timed out after {timeout:g} s\n--- stderr ---\n{_tail(err)}"
+                          + (f"\n--- stdout ---\n{_tail(out)}" if out.strip() else ""))
     if proc.returncode != 0:
         raise OracleError(
             f"{what} failed (exit status {proc.returncode})\n--- stderr ---\n{_tail(err)}"
             + (f"\n--- stdout ---\n{_tail(out)}" if out.strip() else "")
         )
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _stop_group(proc: subprocess.Popen[str], grace: float = 3.0) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    proc.wait()
 
 
 def _tail(text: str | None, limit: int = 8000) -> str:
@@ -260,6 +310,12 @@ def _node_argv(*args: str) -> list[str]:
 
 
 _G3_BANNER = re.compile(r"Godot Engine v3\.[^\n]*\n \n?")
+_G3_NOT_LOADED = re.compile(r"Parse Error:.*\n\s*At: res://run\.gd:|Can't load the script \"run\.gd\"")
+# A runtime error inside _init() aborts it before quit(): the engine then idles forever.
+_G3_INIT_ERROR = re.compile(r"^SCRIPT ERROR: _init: ")
+_G4_NOT_LOADED = re.compile(r'Failed to load script "res://main\.gd"')
+_G4_QUIT_NOISE = ('ERROR: Condition "slot >= slot_max" is true. Returning: nullptr\n'
+                  "   at: get_instance (./core/object/object.h:1110)\n")
 _G4_BANNER = re.compile(r"Godot Engine v4\.[^\n]*\n(Build configuration:[^\n]*\n)?")
 
 
@@ -302,19 +358,25 @@ def godot3_decode(cases: Sequence[Case], *, timeout: float = GODOT3_TIMEOUT) -> 
     return _json_lines(p.stdout, len(cases), "godot3 oracle decode", p.stderr)
 
 
-def godot3_run(script_text: str, *, timeout: float = 120.0, keep_banner: bool = False) -> str:
-    """Run a Godot 3 ``extends SceneTree`` script (its ``_init`` must call ``quit()``).
+def godot3_run(script_text: str, *, timeout: float = 120.0, raw: bool = False) -> str:
+    """Run a Godot 3 ``extends SceneTree`` script; its ``_init()`` must end with ``quit()``.
 
     Returns what the engine printed on stdout (``print``), without the engine's
-    ``Godot Engine v3...`` banner unless ``keep_banner``. ``printerr`` output and engine
-    errors go to stderr and are not returned. A script that never quits hits the timeout.
+    ``Godot Engine v3...`` banner unless ``raw``. ``printerr`` output and engine errors
+    go to stderr and are not returned. Raises OracleError when the script doesn't load
+    (parse error, wrong base class), when a runtime error aborts ``_init()`` (the engine
+    would never quit), on a non-zero ``quit(code)``, and on timeout.
     """
     _require("godot3")
     with tempfile.TemporaryDirectory(prefix="godot-formats-g3-") as tmp:
         script = Path(tmp) / "script.gd"
         script.write_text(script_text, encoding="utf-8")
-        p = _run([sys.executable, "oracle.py", "run", str(script)], GODOT3_DIR, timeout, "godot3 oracle run")
-    return p.stdout if keep_banner else _G3_BANNER.sub("", p.stdout, count=1)
+        p = _run([sys.executable, "oracle.py", "run", str(script)], GODOT3_DIR, timeout, "godot3 oracle run",
+                 abort=_G3_INIT_ERROR, abort_grace=2.0)
+    if _G3_NOT_LOADED.search(p.stderr):  # the engine exits 0 when the script doesn't load
+        raise OracleError(f"godot3 oracle run failed: the engine could not load the script\n"
+                          f"--- stderr ---\n{_tail(p.stderr)}")
+    return p.stdout if raw else _G3_BANNER.sub("", p.stdout, count=1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -369,18 +431,24 @@ def godot4_decode(cases: Sequence[Case], files: Mapping[str, str | Sequence[str]
     return _json_lines(p.stdout, len(cases), "godot4 oracle decode", p.stderr)
 
 
-def godot4_run(script_text: str, *, timeout: float = 120.0, keep_banner: bool = False) -> str:
-    """Run a Godot 4 ``extends Node`` script as the main scene (it must call
-    ``get_tree().quit()``, else the oracle gives up after 30 s of silence and this raises).
+def godot4_run(script_text: str, *, timeout: float = 120.0, raw: bool = False) -> str:
+    """Run a Godot 4 ``extends Node`` script as the main scene; it must call
+    ``get_tree().quit()`` (else the oracle gives up after 30 s without output and this raises).
 
-    Returns every line the engine printed, without the ``Godot Engine v4...`` /
-    ``Build configuration`` banner unless ``keep_banner``. Unlike godot3, ``printerr`` and
-    engine ``ERROR:`` lines are included (everything comes back over the browser console);
-    the engine also prints ``ERROR: Condition "slot >= slot_max" ...`` when it quits.
+    Returns every line the engine printed. Unlike godot3, ``printerr`` and engine
+    ``ERROR:`` lines are included (everything comes back over the browser console).
+    Unless ``raw``, the ``Godot Engine v4...`` / ``Build configuration`` banner and the
+    ``ERROR: Condition "slot >= slot_max" ...`` pair that the engine prints as it quits are
+    removed. Raises OracleError when the script doesn't load, on a non-zero quit code
+    and on timeout.
     """
     _require("godot4")
     with tempfile.TemporaryDirectory(prefix="godot-formats-g4-") as tmp:
         script = Path(tmp) / "script.gd"
         script.write_text(script_text, encoding="utf-8")
-        p = _run(_node_argv("run", str(script)), GODOT4_DIR, timeout, "godot4 oracle run")
-    return p.stdout if keep_banner else _G4_BANNER.sub("", p.stdout, count=1)
+        p = _run(_node_argv("run", str(script)), GODOT4_DIR, timeout, "godot4 oracle run",
+                 abort=_G4_NOT_LOADED)
+    if raw:
+        return p.stdout
+    out = _G4_BANNER.sub("", p.stdout, count=1)
+    return out[: -len(_G4_QUIT_NOISE)] if out.endswith(_G4_QUIT_NOISE) else out
