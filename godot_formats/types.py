@@ -19,6 +19,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from itertools import chain
 from typing import Any, ClassVar, TypeVar, overload
 
 import attrs
@@ -408,7 +409,34 @@ def godot_key(value: Any) -> Any:
     Godot keeps ``1``, ``1.0`` and ``true`` apart (Python merges them), lets
     any value be a key (Python refuses lists and dicts), and treats a String
     and a StringName with the same text as one key (observed in Godot 4.6).
+    A container becomes one flat tuple of tokens (never a nested one), so no
+    depth of nesting can exhaust the recursion of Python's hash or compare.
     """
+    key = _scalar_key(value)
+    if key is not _CONTAINER:
+        return key
+    tokens: list[Any] = []
+    stack: list[Iterator[Any]] = [iter((value,))]
+    while stack:
+        for child in stack[-1]:
+            key = _scalar_key(child)
+            if key is _CONTAINER:
+                opening, children = _key_frame(child)
+                tokens.append(opening)
+                stack.append(children)
+                break
+            tokens.append(key)
+        else:
+            stack.pop()
+            if stack:
+                tokens.append(")")
+    return ("c", tuple(tokens))
+
+
+_CONTAINER = object()
+
+
+def _scalar_key(value: Any) -> Any:
     t = type(value)
     if t is str or t is StringName:
         return ("s", value)
@@ -422,18 +450,23 @@ def godot_key(value: Any) -> Any:
         return ("b", value)
     if value is None:
         return ("n",)
-    if isinstance(value, (list, tuple)):
-        element = value.element_type if isinstance(value, TypedArray) else None
-        return ("a", element, tuple(godot_key(v) for v in value))
-    if isinstance(value, Mapping):
-        return ("d", tuple((godot_key(k), godot_key(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple, Mapping, Object)):
+        return _CONTAINER
     if isinstance(value, (bytes, bytearray, memoryview)):
         return ("B", bytes(value))
     if isinstance(value, PackedArray):
         return ("P", t.__name__, value.key())
-    if isinstance(value, Object):
-        return ("o", value.class_name, godot_key(value.properties))
     return (t.__name__, value)
+
+
+def _key_frame(value: Any) -> tuple[tuple[Any, ...], Iterator[Any]]:
+    """The opening token of a container and its children in order (a mapping's flattened)."""
+    if isinstance(value, Object):
+        return ("(o", value.class_name), chain.from_iterable(value.properties.items())
+    if isinstance(value, Mapping):
+        return ("(d",), chain.from_iterable(value.items())
+    element = value.element_type if isinstance(value, TypedArray) else None
+    return ("(a", element), iter(value)
 
 
 class Dictionary(MutableMapping):  # type: ignore[type-arg]

@@ -117,3 +117,14 @@ def test_decode_end_bounds_a_value_inside_a_larger_buffer() -> None:
     assert gf.decode(frames, "godot4", offset=4) == ("hi", 16)
     with pytest.raises(gf.DecodeError, match="runs past the end"):
         gf.decode(frames, "godot4", offset=4, end=12)
+
+
+def test_deeply_nested_dictionary_keys() -> None:
+    key: list[object] = []
+    for _ in range(5000):
+        key = [key]
+    d = t.Dictionary([(key, 1)])
+    assert d[key] == 1
+    assert t.godot_key([[1], 2]) != t.godot_key([[1, 2]])
+    assert t.godot_key("k") == t.godot_key(t.StringName("k"))
+    assert len({t.godot_key(1), t.godot_key(1.0), t.godot_key(True)}) == 3
