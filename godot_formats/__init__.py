@@ -24,13 +24,16 @@ from . import types
 from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
+from .convert import convert, convert_value, convert_with_report
+from .detect import Candidate, detect, is_ambiguous
 from .text import from_text, to_text
 from .types import *  # noqa: F401,F403  (the value model is part of the public API)
 
 __all__ = [
     "loads", "dumps", "load", "dump", "decode", "dialect_names", "get_dialect", "Dialect",
     "Decoder", "Encoder", "DecodeError", "EncodeError", "ConversionError", "GodotFormatsError",
-    "Loss", "DEFAULT_DIALECT", "to_text", "from_text", *types.__all__,
+    "Loss", "DEFAULT_DIALECT", "to_text", "from_text", "convert", "convert_value", "convert_with_report",
+    "detect", "is_ambiguous", "Candidate", *types.__all__,
 ]
 __version__ = "0.1.0"
 

@@ -181,6 +181,9 @@ class Dialect:
     #: property names), "docs4" (the 4.x page: no flag, unpadded names, the mode
     #: decided by allow_objects), "unsupported".
     object_format: str = "engine"
+    #: How a full Object's ``script`` property is stored: "object" (the Script
+    #: itself, embedded: 3.x and 4.0-4.2) or "path" (its res:// path: 4.3+).
+    object_script: str = "path"
     #: Basis rows ("rows", the engines) or columns ("columns", what the pages say).
     basis_order: str = "rows"
     #: PackedStringArray elements carry a trailing NUL inside their length.
@@ -254,6 +257,7 @@ GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
 GODOT3 = register(Dialect(
     "godot3", "Godot 3.1-3.6 (27 types, Pool arrays)", GODOT3_TYPES,
     native_names=GODOT3_NAMES, major=3, math_flag_64=False, rid_format="none", utf8_surrogates=True,
+    object_script="object",
 ), "godot3.1", "godot3.2", "godot3.3", "godot3.4", "godot3.5", "godot3.6")
 GODOT30 = register(attrs.evolve(
     GODOT3, name="godot3.0",
@@ -261,12 +265,12 @@ GODOT30 = register(attrs.evolve(
     int_format="flag64",
 ))
 GODOT40 = register(Dialect(
-    "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES,
+    "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES, object_script="object",
 ), "godot4.1", "godot4.2")
 GODOT43 = register(attrs.evolve(
     GODOT40, name="godot4.3",
     description="Godot 4.3 (39 types with PackedVector4Array, typed Array, no typed Dictionary)",
-    types=GODOT4_TYPES, typed_arrays=True,
+    types=GODOT4_TYPES, typed_arrays=True, object_script="path",
 ))
 GODOT4 = register(attrs.evolve(
     GODOT43, name="godot4",
@@ -292,7 +296,7 @@ DOCS4_TYPES = (
 )
 
 _DOCS = dict(
-    engine=False, math_flag_64=False, packed_string_nul=False, basis_order="columns",
+    engine=False, object_script="object", math_flag_64=False, packed_string_nul=False, basis_order="columns",
     rid_format="unsupported", object_format="unsupported", node_path_old_format=True,
 )
 

@@ -456,7 +456,17 @@ def _scalar_key(value: Any) -> Any:
         return ("B", bytes(value))
     if isinstance(value, PackedArray):
         return ("P", t.__name__, value.key())
+    if attrs.has(t):  # math types: NaN components equal each other, -0.0 equals 0.0
+        return (t.__name__, _normal_components(attrs.astuple(value)))
     return (t.__name__, value)
+
+
+def _normal_components(v: Any) -> Any:
+    if type(v) is tuple:
+        return tuple(_normal_components(c) for c in v)  # at most three levels (Transform3D)
+    if type(v) is float:
+        return "nan" if v != v else v + 0.0
+    return v
 
 
 def _key_frame(value: Any) -> tuple[tuple[Any, ...], Iterator[Any]]:

@@ -1,0 +1,334 @@
+"""``godot-formats convert IN... --to DIALECT``: convert save files (or folders of them).
+
+Each file is read (raw ``var_to_bytes`` data, or ``store_var``/``put_var`` records with
+their u32 length prefix, which is kept and recomputed), converted with
+:func:`godot_formats.convert.convert_with_report` and written atomically: a temporary
+file in the destination folder, then ``os.replace``, so a crash never leaves half a
+save file.  An input is never overwritten without ``--overwrite``.
+
+Every file gets one summary line (``converted``, ``unchanged`` or ``failed`` with the
+reason); under ``--policy lossy`` the changes are listed under it.  The exit status is
+1 when any file failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+
+from ..convert import POLICIES, convert_with_report
+from ..detect import detect, frame_store_var, split_store_var
+from ..dialects import dialect_names, get_dialect
+from ..errors import ConversionError, GodotFormatsError, Loss
+from ..tool import EXIT_BAD_INPUT, EXIT_USAGE
+
+FRAMINGS = ("auto", "none", "store_var")
+
+
+def add_parser(subparsers: Any) -> None:
+    names = dialect_names()
+    parser = subparsers.add_parser(
+        "convert", help="convert files (or folders of save files) to another engine version",
+        description="Convert Godot binary Variant files between engine versions (e.g. Godot 3 saves to "
+                    "Godot 4). Folders are searched recursively. Nothing is changed silently: under the "
+                    "default strict policy a file that would lose data fails with the list of losses; "
+                    "under --policy lossy the documented downgrades are applied and listed.",
+    )
+    parser.add_argument("inputs", nargs="+", metavar="IN", help="files or folders ('-' for standard input)")
+    parser.add_argument("--to", required=True, choices=names, metavar="DIALECT",
+                        help=f"target dialect: {', '.join(names)}")
+    parser.add_argument("--from", dest="source", default="auto", choices=[*names, "auto"], metavar="DIALECT",
+                        help="source dialect, or auto to detect it per file (default: %(default)s)")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("-o", "--output", metavar="OUT", help="output file (one input file only; '-' for stdout)")
+    out.add_argument("--out-dir", metavar="DIR", help="write outputs here, keeping the folder layout of each input")
+    parser.add_argument("--policy", choices=POLICIES, default="strict",
+                        help="strict: refuse any loss; lossy: apply the documented downgrades (default: %(default)s)")
+    parser.add_argument("--framing", choices=FRAMINGS, default="auto",
+                        help="store_var: the file holds u32 length-prefixed records (File.store_var, "
+                             "StreamPeer.put_var); none: raw var_to_bytes data; auto: whichever reads "
+                             "completely (default: %(default)s)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="allow replacing existing files, inputs included (without -o/--out-dir: convert in place)")
+    parser.add_argument("--allow-objects", action="store_true",
+                        help="read and write full Objects (as inert data, never instantiated)")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                        help="progress counter on stderr (auto: when stderr is a terminal)")
+    parser.set_defaults(func=run)
+
+
+@attrs.frozen
+class Job:
+    """One input file and where its conversion goes (None: standard output)."""
+
+    source: Path | None  # None: standard input
+    label: str
+    dest: Path | None
+
+
+@attrs.frozen
+class Outcome:
+    status: str  # "converted", "unchanged" or "failed"
+    detail: str
+    losses: tuple[Loss, ...] = ()
+
+
+class UsageError(Exception):
+    pass
+
+
+def _walk(folder: Path, exclude: Path | None) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        if exclude is not None and _inside(here, exclude):
+            dirs[:] = []
+            continue
+        dirs.sort()
+        for name in sorted(files):
+            path = here / name
+            if path.is_file() and not path.is_symlink():
+                yield path
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def plan(args: argparse.Namespace) -> list[Job]:
+    """The list of files to convert and their destinations (decided before anything is written)."""
+    out_dir = Path(args.out_dir) if args.out_dir else None
+    jobs: list[Job] = []
+    for item in args.inputs:
+        if item == "-":
+            dest = None if args.output in (None, "-") else Path(args.output)
+            jobs.append(Job(None, "<stdin>", dest))
+            continue
+        path = Path(item)
+        if path.is_dir():
+            if args.output:
+                raise UsageError(f"-o needs a single input file, not the folder {item}; use --out-dir")
+            for file in _walk(path, out_dir):
+                rel = file.relative_to(path)
+                jobs.append(Job(file, str(file), (out_dir / path.name / rel) if out_dir else file))
+        else:
+            if args.output:
+                dest = None if args.output == "-" else Path(args.output)
+            else:
+                dest = (out_dir / path.name) if out_dir else path
+            jobs.append(Job(path, str(path), dest))
+    if args.output and len(jobs) != 1:
+        raise UsageError("-o needs exactly one input file; use --out-dir for several")
+    if not args.output and not out_dir and not args.overwrite and any(j.source for j in jobs):
+        raise UsageError("give -o OUT, --out-dir DIR, or --overwrite to convert the inputs in place")
+    return jobs
+
+
+def _payloads(data: bytes, source: str, framing: str, allow_objects: bool) -> tuple[str, bool, list[bytes]]:
+    """Decide the source dialect and the framing of one file: (dialect, framed, payloads)."""
+    records = split_store_var(data) if framing != "none" else None
+    if framing == "store_var" and records is None:
+        raise GodotFormatsError("not store_var framed: the u32 length prefixes do not tile the file")
+    if source != "auto":
+        if framing == "auto" and records is not None and _reads_all(records, source, allow_objects) \
+                and not _reads_all([data], source, allow_objects):
+            return source, True, records
+        if framing == "store_var":
+            return source, True, records or []
+        return source, False, [data]
+    candidates = [c for c in detect(data) if c.complete and (framing == "auto" or c.framed == (framing == "store_var"))]
+    if not candidates:
+        raise GodotFormatsError("no engine dialect reads this file completely; give --from (and --framing)")
+    best = candidates[0]
+    return best.dialect, best.framed, (records or []) if best.framed else [data]
+
+
+def _reads_all(payloads: list[bytes], dialect: str, allow_objects: bool) -> bool:
+    from .. import decode
+
+    for blob in payloads:
+        try:
+            if decode(blob, dialect, allow_objects=allow_objects)[1] != len(blob):
+                return False
+        except GodotFormatsError:
+            return False
+    return True
+
+
+def _ambiguous_sources(data: bytes, framing: str) -> list[tuple[str, bool]]:
+    """Other equally good (dialect, framed) readings of an ambiguous file, one per reading."""
+    seen: dict[tuple[int, bool], tuple[str, bool]] = {}
+    for c in detect(data):
+        if c.ambiguous and c.complete and (framing == "auto" or c.framed == (framing == "store_var")):
+            seen.setdefault((get_dialect(c.dialect).major, c.framed), (c.dialect, c.framed))
+    return list(seen.values())
+
+
+def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
+    """Convert one file's bytes; returns (output, description, losses)."""
+    source, framed, payloads = _payloads(data, args.source, args.framing, args.allow_objects)
+    out, losses = _convert_payloads(payloads, framed, source, args)
+    also: list[str] = []
+    if args.source == "auto":
+        # Bytes that two engines read equally well are fine only if both readings convert alike.
+        for other, other_framed in _ambiguous_sources(data, args.framing):
+            if (other, other_framed) == (source, framed):
+                continue
+            other_payloads = (split_store_var(data) or []) if other_framed else [data]
+            try:
+                other_out, _ = _convert_payloads(other_payloads, other_framed, other, args)
+            except GodotFormatsError:
+                other_out = b""
+            label = other + (" (store_var framed)" if other_framed else "")
+            if other_out != out:
+                raise GodotFormatsError(
+                    f"ambiguous: {source}{' (store_var framed)' if framed else ''} and {label} read this file "
+                    "equally well but convert it differently; give --from (and --framing)")
+            also.append(label)
+    how = f"{source} -> {args.to}" + (f", {len(payloads)} store_var record(s)" if framed else "")
+    if also:
+        how += f" (the bytes also read as {', '.join(also)}: same result)"
+    return out, how, losses
+
+
+def _convert_payloads(payloads: list[bytes], framed: bool, source: str,
+                      args: argparse.Namespace) -> tuple[bytes, list[Loss]]:
+    outs: list[bytes] = []
+    losses: list[Loss] = []
+    for i, blob in enumerate(payloads):
+        try:
+            out, found = convert_with_report(blob, source, args.to, policy=args.policy,
+                                             allow_objects=args.allow_objects)
+        except ConversionError as e:
+            if len(payloads) > 1:
+                raise ConversionError([_in_record(i, loss) for loss in e.losses]) from None
+            raise
+        outs.append(out)
+        losses += [_in_record(i, loss) for loss in found] if len(payloads) > 1 else found
+    return (frame_store_var(outs) if framed else outs[0]), losses
+
+
+def _in_record(index: int, loss: Loss) -> Loss:
+    return attrs.evolve(loss, path=f"record {index + 1}: {loss.path or '<root>'}")
+
+
+def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
+    """Write ``data`` to ``dest`` through a temporary file in the same folder and ``os.replace``.
+
+    Readers see the old file or the new one, never a partial write.  The new
+    file keeps the permission bits of ``like`` (or of the file it replaces).
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        model = like if like is not None and like.exists() else (dest if dest.exists() else None)
+        if model is not None:
+            os.chmod(tmp, stat.S_IMODE(model.stat().st_mode))
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, dest)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def convert_one(job: Job, args: argparse.Namespace) -> Outcome:
+    try:
+        data = sys.stdin.buffer.read() if job.source is None else job.source.read_bytes()
+    except OSError as e:
+        return Outcome("failed", f"cannot read: {e.strerror or e}")
+    same_file = job.source is not None and job.dest is not None and job.dest.exists() and \
+        os.path.samefile(job.source, job.dest)
+    if job.dest is not None and job.dest.exists() and not args.overwrite:
+        what = "the input" if same_file else "an existing file"
+        return Outcome("failed", f"{job.dest} would replace {what}; use --overwrite")
+    try:
+        out, how, losses = convert_bytes(data, args)
+    except ConversionError as e:
+        return Outcome("failed", f"would lose data ({len(e.losses)} change(s); --policy lossy applies them)",
+                       tuple(e.losses))
+    except GodotFormatsError as e:
+        hint = " (--allow-objects reads them as inert data)" if "allow_objects" in str(e) else ""
+        return Outcome("failed", f"{e}{hint}")
+    status = "unchanged" if out == data else "converted"
+    if job.dest is None:
+        sys.stdout.buffer.write(out)
+        sys.stdout.buffer.flush()
+        return Outcome(status, f"{how} -> <stdout>", tuple(losses))
+    if same_file and status == "unchanged":
+        return Outcome(status, how, tuple(losses))
+    try:
+        write_atomic(job.dest, out, like=job.source)
+    except OSError as e:
+        return Outcome("failed", f"cannot write {job.dest}: {e.strerror or e}")
+    target = "" if same_file else f" -> {job.dest}"
+    return Outcome(status, f"{how}{target}", tuple(losses))
+
+
+class Progress:
+    """A counter on stderr, redrawn in place (only on a terminal unless forced)."""
+
+    def __init__(self, total: int, mode: str, stream: IO[str] = sys.stderr) -> None:
+        self.total = total
+        self.stream = stream
+        self.enabled = mode == "always" or (mode == "auto" and stream.isatty())
+        self.width = 0
+
+    def show(self, index: int, label: str) -> None:
+        if not self.enabled:
+            return
+        done = index * 20 // max(self.total, 1)
+        text = f"[{'#' * done}{'.' * (20 - done)}] {index}/{self.total} {label}"[:100]
+        self.stream.write("\r" + text.ljust(self.width))
+        self.stream.flush()
+        self.width = len(text)
+
+    def clear(self) -> None:
+        if self.enabled and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        jobs = plan(args)
+    except UsageError as e:
+        print(f"godot-formats convert: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    report = sys.stderr if any(j.dest is None for j in jobs) else sys.stdout
+    progress = Progress(len(jobs), args.progress)
+    counts = {"converted": 0, "unchanged": 0, "failed": 0}
+    for i, job in enumerate(jobs):
+        progress.show(i, job.label)
+        outcome = convert_one(job, args)
+        progress.clear()
+        counts[outcome.status] += 1
+        print(f"{outcome.status:<9}  {job.label}: {outcome.detail}", file=report)
+        for loss in outcome.losses:
+            print(f"    {'loss' if outcome.status != 'failed' else 'would lose'}: {loss}", file=report)
+        report.flush()
+    progress.show(len(jobs), "done")
+    progress.clear()
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    print(f"{len(jobs)} file(s): {summary}", file=report)
+    return EXIT_BAD_INPUT if counts["failed"] else 0

@@ -1,0 +1,73 @@
+"""``godot-formats detect FILE...``: which engine version wrote each file, ranked.
+
+Prints, per file, a one-line verdict (the best dialect, or ``ambiguous`` with the
+readings that fit equally well) and the candidates under it.  Exit status 1 when
+some file cannot be read completely by any engine dialect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..detect import Candidate, detect, is_ambiguous
+from ..dialects import get_dialect
+from ..tool import EXIT_BAD_INPUT, read_input
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "detect", help="guess which engine version (dialect) wrote a file",
+        description="Try every engine dialect on each file (raw var_to_bytes data, or store_var/put_var "
+                    "records with their length prefix) and rank the dialects that read it. Bytes that "
+                    "several versions write identically are reported as ambiguous, not guessed.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="files to inspect ('-' for standard input)")
+    parser.add_argument("--documented", action="store_true",
+                        help="also try the documented dialects (docs-*), which follow documentation pages")
+    parser.add_argument("--all", action="store_true", help="also list the dialects that cannot read the file")
+    parser.add_argument("--json", action="store_true", help="one JSON object per file on standard output")
+    parser.set_defaults(func=run)
+
+
+def verdict(candidates: list[Candidate]) -> str:
+    """The one-line answer: a dialect, ``ambiguous: a | b``, or ``unknown``."""
+    if not candidates or not candidates[0].complete:
+        return "unknown (no engine dialect reads it completely)"
+    best = candidates[0]
+    framing = " (store_var framed)" if best.framed else ""
+    if is_ambiguous(candidates):
+        readings: dict[tuple[int, bool], str] = {}  # the best dialect of each equally good reading
+        for c in candidates:
+            if c.ambiguous:
+                label = c.dialect + (" (store_var framed)" if c.framed else "")
+                readings.setdefault((get_dialect(c.dialect).major, c.framed), label)
+        return "ambiguous: " + " | ".join(readings.values())
+    return best.dialect + framing
+
+
+def run(args: argparse.Namespace) -> int:
+    status = 0
+    for path in args.files:
+        data = read_input(path)
+        candidates = detect(data, include_documented=args.documented)
+        if not candidates or not candidates[0].complete:
+            status = EXIT_BAD_INPUT
+        shown = [c for c in candidates if args.all or c.confidence > 0]
+        if args.json:
+            print(json.dumps({
+                "file": path, "size": len(data), "verdict": verdict(candidates),
+                "ambiguous": is_ambiguous(candidates),
+                "candidates": [{"dialect": c.dialect, "confidence": c.confidence, "complete": c.complete,
+                                "framed": c.framed, "ambiguous": c.ambiguous, "reason": c.reason} for c in shown],
+            }, ensure_ascii=False))
+            continue
+        print(f"{path}: {verdict(candidates)}")
+        for c in shown:
+            flags = ",".join(f for f, on in (("complete", c.complete), ("framed", c.framed),
+                                              ("ambiguous", c.ambiguous)) if on) or "-"
+            print(f"  {c.dialect:<20} {c.confidence:5.3f}  {flags:<26} {c.reason}")
+    sys.stdout.flush()
+    return status

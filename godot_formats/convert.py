@@ -1,0 +1,876 @@
+"""Convert Variant data from one engine version's format to another's, never silently.
+
+Reading bytes in one dialect and writing them in another is mostly renaming:
+Godot 3's ``Quat`` is Godot 4's ``Quaternion``, ``Transform`` is ``Transform3D``,
+``PoolIntArray`` is ``PackedInt32Array``, type ids move, a Godot 3 RID (no payload)
+becomes RID 0.  None of that changes the data, so none of it is reported.
+
+Everything that *does* change or drop data is a :class:`~godot_formats.errors.Loss`
+with its path inside the value (``["player"]["inventory"][3]``, ``.scancode``,
+``<key Vector2i(1, 2)>`` for a dictionary key itself):
+
+* a type the target lacks (``Vector2i`` into Godot 3, ``PackedVector4Array``
+  into 4.0-4.2, ...): see :data:`DOWNGRADES`, the table of what ``policy="lossy"``
+  writes instead;
+* a typed Array into a version without typed Arrays (Godot 3, 4.0-4.2), a typed
+  Dictionary into 4.3 or older: the elements stay, the type goes;
+* float64 components of math types (from a double-precision build) into a
+  32-bit build: rounded to float32;
+* an :class:`~godot_formats.types.EncodedObjectAsID`: an instance id only means
+  something inside the process that wrote it, so ``lossy`` writes null;
+* a RID with a non-zero id into Godot 3, which writes no RID payload at all;
+* a string holding unpaired surrogates (Godot 3 accepted them) into Godot 4,
+  which refuses them: ``lossy`` writes U+FFFD instead;
+* full Objects whose class or properties were renamed between Godot 3 and 4,
+  where the value's meaning changes (see :data:`CLASS_RULES`; a pure rename
+  such as ``InputEventKey.scancode`` -> ``keycode`` is not a loss).
+
+``policy="strict"`` (the default) raises :class:`~godot_formats.errors.ConversionError`
+listing every loss at once; ``policy="lossy"`` applies the documented downgrades and
+returns the same list, so nothing changes without a record.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from array import array
+from collections.abc import Callable as _Fn
+from collections.abc import Iterator, Mapping
+from typing import Any, Union
+
+import attrs
+
+from . import types as t
+from .codec import DEFAULT_MAX_DEPTH
+from .dialects import MATH_TYPES, PACKED_TYPES, REAL, Dialect, get_dialect
+from .errors import ConversionError, DecodeError, EncodeError, Loss
+
+__all__ = [
+    "POLICIES", "Downgrade", "DOWNGRADES", "PropertyRule", "ClassRule", "CLASS_RULES",
+    "KEYCODE_RANGES", "convert", "convert_value", "convert_with_report", "format_path_key",
+]
+
+#: ``strict`` raises on any loss; ``lossy`` applies the downgrades and reports them.
+POLICIES = ("strict", "lossy")
+
+#: How deep :func:`convert_value` follows nested containers before it assumes a
+#: container that contains itself (decoded data is never deeper than the engines allow).
+MAX_DEPTH = DEFAULT_MAX_DEPTH * 4
+
+DialectLike = Union[str, Dialect]
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+_f32 = struct.Struct("<f")
+_F32_STRUCTS: dict[int, struct.Struct] = {}
+
+
+# --- small value helpers -------------------------------------------------------------
+
+def _is_f32(x: float) -> bool:
+    """True when ``x`` survives a round trip through float32 (NaN counts as exact)."""
+    if x != x:
+        return True
+    try:
+        return bool(_f32.unpack(_f32.pack(x))[0] == x)
+    except OverflowError:
+        return False
+
+
+def _to_f32(x: float) -> float:
+    """``x`` as a 32-bit engine stores it (out-of-range values become +-inf, like a C cast)."""
+    try:
+        return float(_f32.unpack(_f32.pack(x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(text: str) -> bool:
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def _replace_surrogates(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _quote(text: str) -> str:
+    """A Godot-style double-quoted string literal (surrogates shown as escapes)."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return '"' + _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out) + '"'
+
+
+def format_path_key(key: Any) -> str:
+    """How a dictionary key is written inside a loss path: ``"name"``, ``3``, ``&"sn"``, ``Vector2(1.0, 2.0)``."""
+    if isinstance(key, t.StringName):
+        return "&" + _quote(key)
+    if isinstance(key, str):
+        return _quote(key)
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, (int, float)):
+        return repr(key)
+    if isinstance(key, t.NodePath):
+        return "^" + _quote(str(key))
+    text = repr(key)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_name(value: Any) -> str | None:
+    """The Godot 4 type name of a leaf value (containers are handled by the walker)."""
+    name = _LEAF_TYPES.get(type(value))
+    if name is None:
+        for cls in type(value).__mro__[1:]:
+            name = _LEAF_TYPES.get(cls)
+            if name is not None:
+                break
+    return name
+
+
+_LEAF_TYPES: dict[type, str] = {
+    type(None): "Nil", bool: "bool", int: "int", float: "float", str: "String",
+    t.StringName: "StringName", t.NodePath: "NodePath", t.RID: "RID",
+    t.EncodedObjectAsID: "Object", t.Object: "Object", t.Callable: "Callable", t.Signal: "Signal",
+    bytes: "PackedByteArray", bytearray: "PackedByteArray", memoryview: "PackedByteArray",
+    t.PackedStringArray: "PackedStringArray",
+    **{row.cls: name for name, row in MATH_TYPES.items()},
+    **{cls: name for name, (cls, _) in PACKED_TYPES.items()},
+}
+
+
+# --- the downgrade table (policy="lossy") ------------------------------------------------
+
+@attrs.frozen
+class Downgrade:
+    """What ``policy="lossy"`` writes for a type the target dialect does not have.
+
+    ``writes`` is the documentation of the replacement (also used in the loss
+    message); ``apply(value, target)`` builds it, from types the target has.
+    """
+
+    writes: str
+    apply: _Fn[[Any, Dialect], Any]
+
+
+def _numbers(*fields: str) -> _Fn[[Any, Dialect], Any]:
+    return lambda v, d: [getattr(v, f) for f in fields]
+
+
+def _projection_columns(v: t.Projection, d: Dialect) -> Any:
+    return [[c.x, c.y, c.z, c.w] for c in (v.x, v.y, v.z, v.w)]
+
+
+def _int64_array(v: t.PackedInt64Array, d: Dialect) -> Any:
+    values = v.data
+    if all(INT32_MIN <= x <= INT32_MAX for x in values):
+        return t.PackedInt32Array(values)
+    return list(values)
+
+
+def _float64_array(v: t.PackedFloat64Array, d: Dialect) -> Any:
+    values = v.data
+    narrow = array("f", values)
+    if all(_is_f32(x) for x in values):
+        return t.PackedFloat32Array(narrow)
+    return list(values)
+
+
+def _vector4_array(v: t.PackedVector4Array, d: Dialect) -> Any:
+    if d.has("Vector4"):
+        return list(v)
+    return [[e.x, e.y, e.z, e.w] for e in v]
+
+
+#: Godot 4 type name -> what ``lossy`` writes when the target has no such type.
+#: A type whose data cannot be carried at all is written as null.
+DOWNGRADES: dict[str, Downgrade] = {
+    "Vector2i": Downgrade("a Vector2 with the same components", lambda v, d: t.Vector2(v.x, v.y)),
+    "Rect2i": Downgrade("a Rect2 with the same components",
+                        lambda v, d: t.Rect2(t.Vector2(v.position.x, v.position.y), t.Vector2(v.size.x, v.size.y))),
+    "Vector3i": Downgrade("a Vector3 with the same components", lambda v, d: t.Vector3(v.x, v.y, v.z)),
+    "Vector4": Downgrade("an Array of its 4 floats [x, y, z, w]", _numbers("x", "y", "z", "w")),
+    "Vector4i": Downgrade("an Array of its 4 ints [x, y, z, w]", _numbers("x", "y", "z", "w")),
+    "Projection": Downgrade("an Array of its 4 columns, each an Array of 4 floats", _projection_columns),
+    "StringName": Downgrade("a String with the same text", lambda v, d: str(v)),
+    "Callable": Downgrade("null (a Callable carries no data on the wire)", lambda v, d: None),
+    "Signal": Downgrade("null (its object id means nothing in another process)", lambda v, d: None),
+    "PackedInt64Array": Downgrade("a PackedInt32Array when every value fits in 32 bits, else an Array of ints",
+                                  _int64_array),
+    "PackedFloat64Array": Downgrade("a PackedFloat32Array when every value is exact in float32, "
+                                    "else an Array of floats", _float64_array),
+    "PackedVector4Array": Downgrade("an Array of Vector4 (or, without Vector4, of [x, y, z, w] Arrays)",
+                                    _vector4_array),
+}
+
+
+# --- full Objects: what was renamed between Godot 3 and Godot 4 ------------------------------
+
+#: Value maps return the converted value and, when the meaning changes, why.
+ValueMap = _Fn[[Any], "tuple[Any, str | None]"]
+
+
+@attrs.frozen
+class PropertyRule:
+    """One stored property of a class in Godot 3 and in Godot 4.
+
+    ``godot3``/``godot4`` is its name in each version (None: it does not exist
+    there).  A property that exists on one side only is dropped when converting
+    to the other; that is a loss unless ``droppable(properties)`` says its value
+    carries nothing (e.g. it holds the default).  ``to4``/``to3`` map values whose
+    encoding changed (key codes, joypad buttons).  ``omit_default`` drops a
+    renamed property that holds ``default`` (older minor versions lack it).
+    """
+
+    godot3: str | None
+    godot4: str | None
+    default: Any = None
+    to4: ValueMap | None = None
+    to3: ValueMap | None = None
+    droppable: _Fn[[Mapping[str, Any]], bool] | None = None
+    omit_default: bool = False
+
+    def can_drop(self, name: str, props: Mapping[str, Any]) -> bool:
+        if self.droppable is not None:
+            return self.droppable(props)
+        return _same(props.get(name), self.default)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+@attrs.frozen
+class ClassRule:
+    """A class whose stored properties differ between Godot 3 and Godot 4."""
+
+    godot3: str
+    godot4: str
+    properties: tuple[PropertyRule, ...] = ()
+    #: Applied to a Godot 3 object before it is converted to Godot 4: may turn it
+    #: into another Godot 3 class (whose rule then applies); returns why when the
+    #: meaning changes.
+    prepare4: _Fn[[dict[str, Any]], tuple[str, dict[str, Any], str] | None] | None = None
+
+
+# Key codes.  Printable keys are Unicode code points in both versions.  Special keys
+# had bit 24 (SPKEY) in Godot 3 and have bit 22 (KEY_SPECIAL) in Godot 4, and their
+# low codes moved after F16.  Checked key by key against both engines with
+# OS.get_scancode_string / OS.get_keycode_string (fixtures/conversion/keycodes.json);
+# the engine's own project converter only swaps the bit, which is wrong from Menu on.
+GODOT3_SPKEY = 1 << 24
+GODOT4_SPECIAL = 1 << 22
+GODOT3_KEY_UNKNOWN = 0x1FFFFFF
+GODOT4_KEY_UNKNOWN = 0x7FFFFF
+
+#: (first Godot 3 low code, last, first Godot 4 low code) for keys that exist in both.
+KEYCODE_RANGES: tuple[tuple[int, int, int], ...] = (
+    (0x01, 0x2B, 0x01),  # Escape ... F16 (BackTab/BackSpace/Control are Backtab/Backspace/Ctrl)
+    (0x2E, 0x2E, 0x42),  # Menu
+    (0x31, 0x31, 0x45),  # Help
+    (0x40, 0x46, 0x48),  # Back, Forward, Stop, Refresh, VolumeDown, VolumeMute, VolumeUp
+    (0x4C, 0x54, 0x54),  # MediaPlay ... StandBy
+    (0x56, 0x67, 0x5E),  # LaunchMail ... LaunchF
+    (0x81, 0x8F, 0x81),  # Kp Multiply ... Kp 9
+)
+#: Godot 3 special keys Godot 4 only has an approximation for (low codes).
+KEYCODE_APPROX_3TO4: dict[int, tuple[int, str]] = {
+    0x2C: (0x17, "Super L is Meta in Godot 4 (left/right not kept)"),
+    0x2D: (0x17, "Super R is Meta in Godot 4 (left/right not kept)"),
+    0x2F: (0x43, "Hyper L is Hyper in Godot 4 (left/right not kept)"),
+    0x30: (0x43, "Hyper R is Hyper in Godot 4 (left/right not kept)"),
+}
+_KEY_3TO4 = {lo3 + i: lo4 + i for lo3, hi3, lo4 in KEYCODE_RANGES for i in range(hi3 - lo3 + 1)}
+_KEY_4TO3 = {v: k for k, v in _KEY_3TO4.items()}
+
+
+def _keycode_to4(code: Any) -> tuple[Any, str | None]:
+    if type(code) is not int or code < GODOT3_SPKEY:
+        return code, None  # a Unicode key, or no key (0)
+    if code == GODOT3_KEY_UNKNOWN:
+        return GODOT4_KEY_UNKNOWN, None
+    low = code & ~GODOT3_SPKEY
+    if low in _KEY_3TO4:
+        return GODOT4_SPECIAL | _KEY_3TO4[low], None
+    if low in KEYCODE_APPROX_3TO4:
+        new_low, why = KEYCODE_APPROX_3TO4[low]
+        return GODOT4_SPECIAL | new_low, why
+    return 0, f"Godot 3 key code {code} has no Godot 4 equivalent (written as 0, no key)"
+
+
+def _keycode_to3(code: Any) -> tuple[Any, str | None]:
+    if type(code) is not int or code < GODOT4_SPECIAL:
+        return code, None
+    if code == GODOT4_KEY_UNKNOWN:
+        return GODOT3_KEY_UNKNOWN, None
+    low = code & ~GODOT4_SPECIAL
+    if low in _KEY_4TO3:
+        return GODOT3_SPKEY | _KEY_4TO3[low], None
+    return 0, f"Godot 4 key code {code} has no Godot 3 equivalent (written as 0, no key)"
+
+
+# Joypad buttons: the SDL layout of Godot 4 renumbered them.  Index = Godot 3 button,
+# entry = Godot 4 button (from the engine's project converter, editor/project_converter_3_to_4.cpp);
+# None: L2/R2 are axes 4/5 in Godot 4.
+JOY_BUTTONS_3TO4: tuple[int | None, ...] = (
+    0, 1, 2, 3, 9, 10, None, None, 7, 8, 4, 6, 11, 12, 13, 14, 5, 15, 16, 17, 18, 19, 20,
+)
+_JOY_4TO3 = {b4: b3 for b3, b4 in enumerate(JOY_BUTTONS_3TO4) if b4 is not None}
+#: Godot 3 axis -> Godot 4 axis (the triggers moved from 6/7 to 4/5).
+JOY_AXES_3TO4: dict[int, int] = {0: 0, 1: 1, 2: 2, 3: 3, 6: 4, 7: 5}
+_AXES_4TO3 = {v: k for k, v in JOY_AXES_3TO4.items()}
+
+
+def _joy_button_to4(button: Any) -> tuple[Any, str | None]:
+    if type(button) is int and 0 <= button < len(JOY_BUTTONS_3TO4) and JOY_BUTTONS_3TO4[button] is not None:
+        return JOY_BUTTONS_3TO4[button], None
+    return button, f"Godot 3 joypad button {button!r} has no Godot 4 button (kept as is)"
+
+
+def _joy_button_to3(button: Any) -> tuple[Any, str | None]:
+    if type(button) is int and button in _JOY_4TO3:
+        return _JOY_4TO3[button], None
+    return button, f"Godot 4 joypad button {button!r} has no Godot 3 button (kept as is)"
+
+
+def _axis_map(table: Mapping[int, int], major: int) -> ValueMap:
+    def mapped(axis: Any) -> tuple[Any, str | None]:
+        if type(axis) is int and axis in table:
+            return table[axis], None
+        return axis, f"joypad axis {axis!r} has no Godot {major} equivalent (kept as is)"
+    return mapped
+
+
+def _to_string_name(v: Any) -> tuple[Any, str | None]:
+    return (t.StringName(v) if type(v) is str else v), None
+
+
+def _to_string(v: Any) -> tuple[Any, str | None]:
+    return (str(v) if isinstance(v, t.StringName) else v), None
+
+
+def _joypad_trigger_to4(props: dict[str, Any]) -> tuple[str, dict[str, Any], str] | None:
+    """Godot 3 buttons 6/7 (L2/R2) are trigger axes in Godot 4, as the engine's project converter writes them.
+
+    The button becomes a Godot 3 ``InputEventJoypadMotion`` on axis 6/7 (L2/R2) at
+    full strength, whose own rule then moves the axis to 4/5.
+    """
+    button = props.get("button_index")
+    if type(button) is not int or button not in (6, 7):
+        return None
+    out = {k: v for k, v in props.items() if k not in ("button_index", "pressure", "pressed", "script")}
+    out["axis"], out["axis_value"] = button, 1.0
+    if "script" in props:
+        out["script"] = props["script"]
+    why = (f"Godot 3 joypad button {button} ({'L2' if button == 6 else 'R2'}) is a trigger axis in Godot 4: "
+           "written as InputEventJoypadMotion (axis_value 1.0); pressed and pressure dropped")
+    return "InputEventJoypadMotion", out, why
+
+
+def _command_droppable(props: Mapping[str, Any]) -> bool:
+    """Godot 3's ``command`` (Cmd on macOS, Ctrl elsewhere) is kept by ``control``/``meta``."""
+    return not props.get("command") or bool(props.get("control") or props.get("meta"))
+
+
+_FROM_WINDOW = (PropertyRule(None, "window_id", 0),)
+_MODIFIERS = (
+    PropertyRule("alt", "alt_pressed"),
+    PropertyRule("shift", "shift_pressed"),
+    PropertyRule("control", "ctrl_pressed"),
+    PropertyRule("meta", "meta_pressed"),
+    PropertyRule("command", None, False, droppable=_command_droppable),
+    PropertyRule(None, "command_or_control_autoremap", False),
+)
+
+#: Classes whose stored properties were renamed or re-encoded between Godot 3 and 4
+#: (the names are the engines' own: see fixtures/conversion/corpus.jsonl).  Other
+#: classes are passed through unchanged; their property names are not checked.
+CLASS_RULES: tuple[ClassRule, ...] = (
+    ClassRule("Reference", "RefCounted"),
+    ClassRule("InputEventKey", "InputEventKey", _FROM_WINDOW + _MODIFIERS + (
+        PropertyRule("scancode", "keycode", to4=_keycode_to4, to3=_keycode_to3),
+        PropertyRule("physical_scancode", "physical_keycode", 0, to4=_keycode_to4, to3=_keycode_to3,
+                     omit_default=True),
+        PropertyRule(None, "key_label", 0),
+        PropertyRule(None, "location", 0),
+    )),
+    ClassRule("InputEventMouseButton", "InputEventMouseButton", _FROM_WINDOW + _MODIFIERS + (
+        PropertyRule("doubleclick", "double_click"),
+        PropertyRule(None, "canceled", False),
+    )),
+    ClassRule("InputEventMouseMotion", "InputEventMouseMotion", _FROM_WINDOW + _MODIFIERS + (
+        PropertyRule("speed", "velocity"),
+    )),
+    ClassRule("InputEventJoypadButton", "InputEventJoypadButton", (
+        PropertyRule("button_index", "button_index", to4=_joy_button_to4, to3=_joy_button_to3),
+    ), prepare4=_joypad_trigger_to4),
+    ClassRule("InputEventJoypadMotion", "InputEventJoypadMotion", (
+        PropertyRule("axis", "axis", to4=_axis_map(JOY_AXES_3TO4, 4), to3=_axis_map(_AXES_4TO3, 3)),
+    )),
+    ClassRule("InputEventAction", "InputEventAction", (
+        PropertyRule("action", "action", to4=_to_string_name, to3=_to_string),
+        PropertyRule(None, "event_index", -1),
+    )),
+)
+_RULES_BY_3 = {r.godot3: r for r in CLASS_RULES}
+_RULES_BY_4 = {r.godot4: r for r in CLASS_RULES}
+
+GODOT3_META = "__meta__"
+GODOT4_META_PREFIX = "metadata/"
+
+
+def _scripts_by_path(d: Dialect) -> bool:
+    """Godot 4.3+ stores an Object's ``script`` as a res:// path; 3.x and 4.0-4.2 embed the Script."""
+    return d.object_script == "path"
+
+
+# --- the walker ------------------------------------------------------------------------
+
+#: Where a value sits, built lazily: "" (the root) or (parent, kind, key); turned into
+#: text (``["a"][3].prop``) only when a loss is recorded.
+_Path = Any
+
+
+def _render(path: _Path) -> str:
+    parts: list[str] = []
+    while path:
+        path, kind, key = path
+        if kind == "[]":
+            parts.append(f"[{key}]")
+        elif kind == "[key]":
+            parts.append(f"[{format_path_key(key)}]")
+        elif kind == "<key>":
+            parts.append(f"<key {format_path_key(key)}>")
+        elif kind == ".":
+            parts.append(f".{key}")
+        else:
+            parts.append(key)
+    return "".join(reversed(parts))
+
+
+@attrs.define
+class _Frame:
+    children: Iterator[tuple[_Path, Any]]
+    build: _Fn[[list[Any]], Any]
+    items: list[Any] = attrs.field(factory=list)
+
+
+class _Converter:
+    """Walks a value (iteratively: decoded data may be 1,000 levels deep) and rebuilds it for the target."""
+
+    def __init__(self, source: Dialect, target: Dialect) -> None:
+        self.source = source
+        self.target = target
+        self.losses: list[Loss] = []
+        self.cross_major = source.major != target.major
+        checks: dict[str, _Fn[[_Path, Any], Any]] = {"Object": self._object_id, "RID": self._rid}
+        if target.float_format == "f32":
+            checks["float"] = self._float32
+        if target.int_format == "i32":
+            checks["int"] = self._int32
+        if not target.utf8_surrogates:
+            checks.update(String=self._text, StringName=self._text, NodePath=self._node_path,
+                          PackedStringArray=self._string_array, Signal=self._signal)
+        if not target.real_is_double:
+            for name, row in MATH_TYPES.items():
+                if row.component == REAL:
+                    checks[name] = self._real_math
+            for name, (_, component) in PACKED_TYPES.items():
+                if component == REAL:
+                    checks[name] = self._real_packed
+        self.checks = checks
+
+    def loss(self, path: _Path, reason: str, before: Any = None, after: Any = None) -> None:
+        self.losses.append(Loss(_render(path), reason, before, after))
+
+    def run(self, root: Any) -> Any:
+        stack: list[_Frame] = []
+        done, value = self._visit("", root, stack)
+        if done:
+            return value
+        while True:
+            frame = stack[-1]
+            for path, child in frame.children:
+                done, value = self._visit(path, child, stack)
+                if not done:
+                    break
+                frame.items.append(value)
+            else:
+                stack.pop()
+                value = frame.build(frame.items)
+                if not stack:
+                    return value
+                stack[-1].items.append(value)
+
+    def _visit(self, path: _Path, v: Any, stack: list[_Frame]) -> tuple[bool, Any]:
+        """Convert a leaf (True, value) or push a frame for a container (False, None)."""
+        name = _LEAF_TYPES.get(type(v))
+        if name is not None and name != "Object":  # the common case, without isinstance chains
+            return True, self._leaf(path, v, name)
+        if isinstance(v, (list, tuple)) and not isinstance(v, t.PackedStringArray):
+            frame = self._array(path, v)
+        elif isinstance(v, (dict, t.Dictionary)):
+            frame = self._dictionary(path, v)
+        elif type(v) is t.Object and self.target.object_format != "unsupported":
+            frame = self._object(path, v)
+        else:
+            return True, self._leaf(path, v)
+        if len(stack) >= MAX_DEPTH:
+            raise EncodeError(f"value nested deeper than {MAX_DEPTH} levels (a container that contains itself?)",
+                              _render(path))
+        stack.append(frame)
+        return False, None
+
+    # -- containers ---------------------------------------------------------------
+
+    def _array(self, path: _Path, v: Any) -> _Frame:
+        element_type = v.element_type if isinstance(v, t.TypedArray) else None
+        if element_type is not None and not self.target.typed_arrays:
+            self.loss(path, f"typed Array[{_type_label(element_type)}] written untyped: "
+                            f"{self.target.name} has no typed Arrays", element_type, None)
+            element_type = None
+        children = (((path, "[]", i), e) for i, e in enumerate(v))
+        if element_type is None:
+            return _Frame(children, list)
+        return _Frame(children, lambda items: t.TypedArray(element_type, items))
+
+    def _dictionary(self, path: _Path, v: Any) -> _Frame:
+        key_type = value_type = None
+        if isinstance(v, t.TypedDictionary) and (v.key_type or v.value_type):
+            key_type, value_type = v.key_type, v.value_type
+            if not self.target.typed_dictionaries:
+                self.loss(path, f"typed Dictionary[{_type_label(key_type)}, {_type_label(value_type)}] written "
+                                f"untyped: {self.target.name} has no typed Dictionaries", (key_type, value_type), None)
+                key_type = value_type = None
+        pairs = list(v.items())
+        plain = type(v) is dict and key_type is None and value_type is None
+
+        def children() -> Iterator[tuple[_Path, Any]]:
+            for k, val in pairs:
+                yield (path, "<key>", k), k
+                yield (path, "[key]", k), val
+
+        def build(items: list[Any]) -> Any:
+            if plain:  # fast path: a dict stays a dict unless converted keys collide or cannot be hashed
+                fast: dict[Any, Any] = {}
+                try:
+                    for new_key, new_value in zip(items[0::2], items[1::2]):
+                        fast[new_key] = new_value
+                except TypeError:
+                    pass
+                else:
+                    if len(fast) == len(pairs):
+                        return fast
+            out = t.Dictionary() if key_type is None and value_type is None else t.TypedDictionary(key_type, value_type)
+            for (src_key, _), new_key, new_value in zip(pairs, items[0::2], items[1::2]):
+                if new_key in out:
+                    self.loss((path, "<key>", src_key),
+                              f"after conversion this key equals the earlier key {format_path_key(new_key)}; "
+                              "the engine keeps only the last value", src_key, new_key)
+                out[new_key] = new_value
+            return out if isinstance(out, t.TypedDictionary) else _as_plain_dict(out)
+
+        return _Frame(children(), build)
+
+    def _object(self, path: _Path, obj: t.Object) -> _Frame:
+        class_name = self._text((path, "", "<class>"), obj.class_name)
+        props = {self._text(((path, ".", k), "", "<name>"), k): v for k, v in obj.properties.items()}
+        entries: list[tuple[_Path, str, Any]] = [((path, ".", k), k, v) for k, v in props.items()]
+        if self.cross_major:
+            class_name, entries = self._rename_object(path, class_name, props)
+        entries = [self._script(e) for e in entries]
+        names = [name for _, name, _ in entries]
+        children = ((p, v) for p, _, v in entries)
+        return _Frame(children, lambda items: t.Object(class_name, dict(zip(names, items))))
+
+    def _script(self, entry: tuple[_Path, str, Any]) -> tuple[_Path, str, Any]:
+        path, name, value = entry
+        if name != "script" or value is None:
+            return entry
+        by_path = _scripts_by_path(self.target)
+        if by_path and not isinstance(value, str):
+            self.loss(path, f"{self.target.name} references scripts by res:// path; the embedded "
+                            f"{getattr(value, 'class_name', type(value).__name__)} has none: written as null "
+                            "(the engine then ignores the script's properties)", value, None)
+            return path, name, None
+        if not by_path and isinstance(value, str):
+            self.loss(path, f"{self.target.name} embeds the Script object, not a path: script {value!r} "
+                            "written as null (the engine then ignores the script's properties)", value, None)
+            return path, name, None
+        return entry
+
+    def _rename_object(self, path: _Path, cls: str,
+                       props: dict[str, Any]) -> tuple[str, list[tuple[_Path, str, Any]]]:
+        """Apply :data:`CLASS_RULES` and the metadata layout between Godot 3 and Godot 4."""
+        to4 = self.target.major >= 4
+        rule = (_RULES_BY_3 if to4 else _RULES_BY_4).get(cls)
+        if to4 and rule is not None and rule.prepare4 is not None:
+            prepared = rule.prepare4(props)
+            if prepared is not None:
+                new_cls, props, reason = prepared
+                self.loss(path, reason, cls, new_cls)
+                cls, rule = new_cls, _RULES_BY_3.get(new_cls)
+        out_cls = (rule.godot4 if to4 else rule.godot3) if rule else cls
+        by_name = {(p.godot3 if to4 else p.godot4): p for p in (rule.properties if rule else ()) if
+                   (p.godot3 if to4 else p.godot4)}
+        entries: list[tuple[_Path, str, Any]] = []
+        meta: dict[str, Any] | None = None
+        for name, value in props.items():
+            p_path: _Path = (path, ".", name)
+            if to4 and name == GODOT3_META and isinstance(value, (dict, t.Dictionary)):
+                for key, item in value.items():
+                    if isinstance(key, str):
+                        entries.append(((p_path, "[key]", key), GODOT4_META_PREFIX + key, item))
+                    else:
+                        self.loss((p_path, "<key>", key),
+                                  "Godot 4 metadata names are strings: this entry is dropped", key, None)
+                continue
+            if not to4 and name.startswith(GODOT4_META_PREFIX):
+                if meta is None:
+                    meta = {}
+                    entries.append(((path, ".", GODOT4_META_PREFIX + "*"), GODOT3_META, meta))
+                meta[name[len(GODOT4_META_PREFIX):]] = value
+                continue
+            prop = by_name.get(name)
+            if prop is None:
+                entries.append((p_path, name, value))
+                continue
+            new_name = prop.godot4 if to4 else prop.godot3
+            if new_name is None:
+                if not prop.can_drop(name, props):
+                    self.loss(p_path, f"{out_cls}.{name} does not exist in Godot {self.target.major}: "
+                                      f"dropped (value {value!r})", value, None)
+                continue
+            mapper = prop.to4 if to4 else prop.to3
+            new_value, why = mapper(value) if mapper else (value, None)
+            if why:
+                self.loss(p_path, why, value, new_value)
+            if prop.omit_default and _same(new_value, prop.default):
+                continue
+            entries.append((p_path, new_name, new_value))
+        return out_cls, entries
+
+    # -- leaves -------------------------------------------------------------------
+
+    def _leaf(self, path: _Path, v: Any, name: str | None = None) -> Any:
+        name = name or _type_name(v)
+        if name is None:
+            raise EncodeError(f"cannot convert a {type(v).__name__} ({v!r:.60})", _render(path))
+        if not self.target.has(name):
+            row = DOWNGRADES[name]
+            new = row.apply(v, self.target)
+            self.loss(path, f"{self.target.name} has no {name}: written as {row.writes}", v, new)
+            v = new
+            name = _type_name(v) or "Array"
+        check = self.checks.get(name)
+        return check(path, v) if check else v
+
+    def _text(self, path: _Path, v: str) -> Any:
+        if self.target.utf8_surrogates or not _has_surrogate(v):
+            return v
+        fixed = _replace_surrogates(v)
+        new = t.StringName(fixed) if isinstance(v, t.StringName) else fixed
+        self.loss(path, f"unpaired surrogate in {_quote(v)}: {self.target.name} only stores valid UTF-8, "
+                        "written as U+FFFD", v, new)
+        return new
+
+    def _node_path(self, path: _Path, v: t.NodePath) -> Any:
+        if not any(_has_surrogate(p) for p in (*v.names, *v.subnames)):
+            return v
+        new = t.NodePath(names=map(_replace_surrogates, v.names), subnames=map(_replace_surrogates, v.subnames),
+                         absolute=v.absolute)
+        self.loss(path, f"unpaired surrogate in NodePath {str(v)!r}: written as U+FFFD", v, new)
+        return new
+
+    def _string_array(self, path: _Path, v: t.PackedStringArray) -> Any:
+        if not any(_has_surrogate(s) for s in v):
+            return v
+        return t.PackedStringArray(self._text((path, "[]", i), s) for i, s in enumerate(v))
+
+    def _signal(self, path: _Path, v: t.Signal) -> Any:
+        return v if not _has_surrogate(v.name) else t.Signal(self._text((path, ".", "name"), v.name), v.object_id)
+
+    def _object_id(self, path: _Path, v: Any) -> Any:
+        if self.target.object_format == "unsupported":
+            self.loss(path, f"{self.target.name} cannot write an Object: written as null", v, None)
+            return None
+        if isinstance(v, t.EncodedObjectAsID):
+            self.loss(path, f"Object written as its instance id {v.object_id}: an id only means something in "
+                            "the process that wrote it, written as null", v, None)
+            return None
+        return v
+
+    def _rid(self, path: _Path, v: t.RID) -> Any:
+        rid_format = self.target.rid_format
+        if rid_format == "unsupported":
+            self.loss(path, f"{self.target.name} cannot write a RID: written as null", v, None)
+            return None
+        if v.id and rid_format == "none":
+            self.loss(path, f"RID {v.id}: {self.target.name} writes no RID id, written as an empty RID", v, t.RID())
+            return t.RID()
+        return v
+
+    def _float32(self, path: _Path, v: float) -> Any:
+        if _is_f32(v):
+            return v
+        new = _to_f32(v)
+        self.loss(path, f"float {v!r} is not exact in float32; {self.target.name} writes every float in 32 bits: "
+                        "rounded", v, new)
+        return new
+
+    def _int32(self, path: _Path, v: int) -> Any:
+        if INT32_MIN <= v <= INT32_MAX:
+            return v
+        new = (v + (1 << 31)) % (1 << 32) - (1 << 31)
+        self.loss(path, f"int {v} does not fit in 32 bits; {self.target.name} writes every int in 32 bits: "
+                        "truncated", v, new)
+        return new
+
+    def _real_math(self, path: _Path, v: Any) -> Any:
+        row = MATH_TYPES[_type_name(v) or ""]
+        parts = row.to_wire(v)
+        packer = _F32_STRUCTS.get(len(parts)) or _F32_STRUCTS.setdefault(len(parts), struct.Struct(f"<{len(parts)}f"))
+        try:
+            if packer.unpack(packer.pack(*parts)) == parts:  # all exact (a NaN takes the slow path)
+                return v
+        except OverflowError:
+            pass
+        if all(_is_f32(x) for x in parts):
+            return v
+        new = row.from_wire(tuple(_to_f32(x) for x in parts))
+        self.loss(path, f"{row.cls.__name__} has components that are not exact in float32 (a double-precision "
+                        f"value); {self.target.name} stores 32-bit reals: rounded", v, new)
+        return new
+
+    def _real_packed(self, path: _Path, v: t.PackedArray) -> Any:
+        data = v.data
+        if data.typecode == "f":
+            return v
+        new = type(v).__new__(type(v))
+        new.data = array("f", data)
+        inexact = sum(1 for a in data if not _is_f32(a))
+        if not inexact:
+            return new
+        self.loss(path, f"{type(v).__name__}: {inexact} of {len(data)} components are not exact in float32 "
+                        f"(double-precision values); {self.target.name} stores 32-bit reals: rounded", v, new)
+        return new
+
+
+def _type_label(ct: t.ContainerType | None) -> str:
+    if ct is None:
+        return "Variant"
+    return ct.script or ct.class_name or ct.builtin
+
+
+def _as_plain_dict(d: t.Dictionary) -> Any:
+    """A plain ``dict`` when it holds the same entries exactly (what the decoder returns), else ``d``."""
+    plain: dict[Any, Any] = {}
+    try:
+        for k, v in d.items():
+            plain[k] = v
+    except TypeError:
+        return d
+    return plain if len(plain) == len(d) else d
+
+
+# --- public API ----------------------------------------------------------------------
+
+def _check_policy(policy: str) -> None:
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
+
+
+def convert_value(value: Any, source: DialectLike, target: DialectLike, *,
+                  policy: str = "strict") -> tuple[Any, list[Loss]]:
+    """Rebuild ``value`` (read in ``source``) so that ``target`` can write it.
+
+    Returns the converted value and every :class:`~godot_formats.errors.Loss`
+    (empty when nothing changed but names).  Under ``policy="strict"`` any loss
+    raises :class:`~godot_formats.errors.ConversionError` with all of them.
+    The same dialect on both sides returns ``value`` as is.
+    """
+    _check_policy(policy)
+    src, dst = get_dialect(source), get_dialect(target)
+    if src is dst:
+        return value, []
+    converter = _Converter(src, dst)
+    result = converter.run(value)
+    if converter.losses and policy == "strict":
+        raise ConversionError(converter.losses)
+    return result, converter.losses
+
+
+def convert_with_report(data: bytes | bytearray | memoryview, source: DialectLike, target: DialectLike, *,
+                        policy: str = "strict", allow_objects: bool = False) -> tuple[bytes, list[Loss]]:
+    """:func:`convert`, also returning the list of losses (empty when lossless).
+
+    ``source`` may be ``"auto"``: the dialect :func:`godot_formats.detect.detect`
+    ranks first among those that read the bytes completely (ambiguous bytes are
+    fine when every top candidate converts them to the same output).
+    """
+    _check_policy(policy)
+    if source == "auto":
+        return _convert_auto(bytes(data), target, policy, allow_objects)
+    from . import decode, dumps
+
+    src, dst = get_dialect(source), get_dialect(target)
+    value, end = decode(data, src, allow_objects=allow_objects)
+    losses: list[Loss] = []
+    trailing = len(data) - end
+    if trailing:
+        losses.append(Loss("", f"{trailing} byte(s) after the value are not part of it (the engine ignores "
+                               "them): not written", bytes(data[end:]), None))
+    if losses and policy == "strict":
+        raise ConversionError(losses)
+    if src is dst:  # nothing to convert: the value's bytes are kept exactly as they were
+        return bytes(data[:end]), losses
+    new_value, value_losses = convert_value(value, src, dst, policy="lossy")
+    losses += value_losses
+    if losses and policy == "strict":
+        raise ConversionError(losses)
+    return dumps(new_value, dst, full_objects=allow_objects), losses
+
+
+def convert(data: bytes | bytearray | memoryview, source: DialectLike, target: DialectLike, *,
+            policy: str = "strict", allow_objects: bool = False) -> bytes:
+    """Read ``data`` (raw ``var_to_bytes`` bytes, no length prefix) in ``source``, write it in ``target``.
+
+    >>> convert(bytes.fromhex("0a000000" + "0000803f" * 4), "godot3", "godot4").hex()  # Quat -> Quaternion
+    '0f0000000000803f0000803f0000803f0000803f'
+
+    Raises :class:`~godot_formats.errors.ConversionError` (listing every loss)
+    under ``policy="strict"``; use :func:`convert_with_report` to see what
+    ``policy="lossy"`` changed.  ``allow_objects`` lets full Objects through
+    (as inert data) and writes them in full.
+    """
+    return convert_with_report(data, source, target, policy=policy, allow_objects=allow_objects)[0]
+
+
+def _convert_auto(data: bytes, target: DialectLike, policy: str,
+                  allow_objects: bool) -> tuple[bytes, list[Loss]]:
+    from .detect import detect
+
+    candidates = [c for c in detect(data) if c.complete and not c.framed]
+    if not candidates:
+        raise DecodeError(0, "no engine dialect reads these bytes completely (give the source dialect, "
+                             "or strip a store_var length prefix)")
+    best = candidates[0].confidence
+    top = [c for c in candidates if c.confidence >= best - 1e-9]
+    results = []
+    for c in top:
+        try:
+            results.append(convert_with_report(data, c.dialect, target, policy=policy, allow_objects=allow_objects))
+        except ConversionError as e:
+            results.append((b"", e.losses))
+    outputs = {r[0] for r in results}
+    if len(outputs) > 1:
+        names = ", ".join(c.dialect for c in top)
+        raise DecodeError(0, f"ambiguous source: {names} read these bytes differently; give the source dialect")
+    out, losses = results[0]
+    if not out and losses:
+        raise ConversionError(losses)
+    return out, losses
