@@ -91,6 +91,7 @@ class Decoder:
         self._readers = readers
         self._containers = containers
         self._padded_names = dialect.object_format == "engine"
+        self._builtin_container_types = [None if n == "Nil" else t.ContainerType(n) for n in dialect.types]
         # Headers (type id, no flags) of int32, float32 and String, read inline by
         # decode(); -1 where the dialect gives that header another meaning.
         int_id, float_id, string_id = (dialect.type_id(n) for n in ("int", "float", "String"))
@@ -305,6 +306,10 @@ class Decoder:
         class_name, pos = self.read_string(buf, pos, end, "Object class name", padded)
         if not class_name:
             return None, None, pos  # what pre-3.2 engines and the 4.x page write for a null Object
+        self._need(pos, end, 4, "Object property count")
+        if u32_at(buf, pos)[0] > INT32_MAX:
+            # The engines read the count as an int32: a negative one means no properties.
+            return None, t.Object(class_name), pos + 4
         count, pos = self._read_count(buf, pos, end, 8, "Object property")
         obj = t.Object(class_name)
         if count == 0:
@@ -351,7 +356,11 @@ class Decoder:
             if type_id >= self.dialect.variant_max:
                 raise DecodeError(pos, f"container element type id {type_id} is not a type of {self.dialect.name}")
             name = self.dialect.types[type_id]
-            return (None if name == "Nil" else t.ContainerType(name)), pos + 4
+            if name == "Object" and not self.allow_objects:
+                # What the engine does (_decode_container_type): without objects an
+                # Object-typed container holds ids, so its class is EncodedObjectAsID.
+                return t.ContainerType.of_class("EncodedObjectAsID"), pos + 4
+            return self._builtin_container_types[type_id], pos + 4
         what = "container class name" if kind == 2 else "container script path"
         text, new_pos = self.read_string(buf, pos, end, what)
         if kind == 2:
@@ -462,9 +471,10 @@ class Decoder:
         pos += 4
         out = t.PackedStringArray()
         read = self.read_string
+        nul = self.dialect.packed_string_nul
         for _ in range(count):
             s, pos = read(buf, pos, end, "PackedStringArray element")
-            out.append(s[:-1] if s.endswith("\0") else s)
+            out.append(s[:-1] if nul and s.endswith("\0") else s)
         return out, pos
 
     def _read_packed_count(self, buf: Any, pos: int, end: int, size: int, what: str) -> tuple[int, int]:
@@ -482,11 +492,18 @@ class Decoder:
         narrow = struct.Struct(f"<{n}{'i' if row.component == I32 else 'f'}")
         wide = struct.Struct(f"<{n}d") if row.component == REAL and self.dialect.math_flag_64 else None
 
+        # A single-precision engine reads doubles into its 32-bit real_t, so values
+        # that differ only beyond float32 become equal (and may merge as keys).
+        narrow_doubles = not self.dialect.real_is_double
+
         def read(buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
             s = wide if (wide is not None and header & FLAG_64) else narrow
             if end - pos - 4 < s.size:
                 raise DecodeError(pos + 4, f"{name} needs {s.size} bytes, {max(end - pos - 4, 0)} left")
-            return build(s.unpack_from(buf, pos + 4)), pos + 4 + s.size
+            parts = s.unpack_from(buf, pos + 4)
+            if s is wide and narrow_doubles:
+                parts = array("f", parts).tolist()
+            return build(parts), pos + 4 + s.size
 
         return read
 
@@ -499,6 +516,7 @@ class Decoder:
         wide = component == REAL and self.dialect.math_flag_64
         count_size = self.dialect.int64_array_count_size if component == "i64" else 4
         width = cls.width
+        narrow_doubles = component == REAL and not self.dialect.real_is_double
 
         def read(buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
             tc, size = ("d", 8) if wide and header & FLAG_64 else (narrow_tc, narrow_size)
@@ -512,7 +530,10 @@ class Decoder:
             else:
                 count, start = self._read_packed_count(buf, pos, end, size * width, name)
             stop = start + count * size * width
-            return cls.from_bytes(buf[start:stop], tc), stop
+            packed = cls.from_bytes(buf[start:stop], tc)
+            if tc == "d" and narrow_doubles:
+                packed.data = array("f", packed.data)  # into the engine's 32-bit real_t
+            return packed, stop
 
         return read
 

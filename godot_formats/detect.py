@@ -136,7 +136,8 @@ class _Trial:
 
 #: Dialects that read bytes exactly like another one (they differ only in how they
 #: write): detect() decodes once for both.  tests/test_detect.py checks the claim.
-DECODES_LIKE = {"godot3.0": "godot3", "godot4-double": "godot4"}
+DECODES_LIKE = {"godot3.0": "godot3"}
+# (godot4-double is not among them: a single-precision build narrows the doubles it reads.)
 
 def _read_all(dialect: Dialect, payloads: Sequence[bytes]) -> tuple[list[tuple[Any, int]], str | None]:
     """Decode every payload: the (value, end) pairs, and the error that stopped it (None: all read)."""

@@ -50,8 +50,10 @@ def test_godot4_double_vectors() -> None:
 
 def test_single_build_reads_double_build_math() -> None:
     # fixtures/godot4/malformed.jsonl vector2_64bit_flag: the 4.6 engine reads two doubles.
+    # It stores them in its 32-bit real_t: 0.1 comes back as float32(0.1) (re-encoded cdcccc3d).
     v = gf.loads(B("05000100000000000000f83f9a9999999999b93f"), "godot4")
-    assert v == t.Vector2(1.5, 0.1)
+    assert v == t.Vector2(1.5, t.float32(0.1))
+    assert gf.loads(B("05000100000000000000f83f9a9999999999b93f"), "godot4-double") == t.Vector2(1.5, 0.1)
     # Godot 3 ignores the flag on math types and reads float32s.
     v3 = gf.loads(B("05000100000000000000f83f9a9999999999b93f"), "godot3")
     assert v3 == t.Vector2(0.0, 1.9375)
