@@ -1,0 +1,353 @@
+"""``godot-formats dump FILE``: show a Variant file as Godot text, editable JSON or a tree.
+
+Also home of what the reading commands (``dump``, ``explain``) share: the
+``--dialect``/``--framing``/``--allow-objects`` options and :func:`resolve_input`,
+which decides the dialect (``auto``: :func:`godot_formats.detect.detect`) and
+whether the file holds ``store_var`` records with their u32 length prefix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from .. import decode
+from .. import types as t
+from ..dialects import Dialect, get_dialect
+from ..errors import DecodeError, EncodeError, GodotFormatsError
+from ..tool import add_dialect_option, read_input
+
+FRAMINGS = ("auto", "none", "store_var")
+DEFAULT_DIALECT = "godot4"
+
+EPILOG = """\
+examples:
+  godot-formats dump save.dat                  Godot text (what var_to_str prints)
+  godot-formats dump save.dat --json > s.json  JSON to edit, then: godot-formats load s.json -o save.dat
+  godot-formats dump save.dat --tree           an indented tree of types and values
+  godot-formats dump - --dialect godot3 < blob.bin
+  godot-formats dump player.sav --framing store_var --allow-objects
+
+--framing auto treats the file as store_var records (u32 length + value, as
+FileAccess.store_var and StreamPeer.put_var write) when the lengths tile the
+file and the records decode completely while the raw bytes do not.
+"""
+
+
+# -- options and input shared by the reading commands --------------------------------------------
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """FILE, --dialect (default auto), --framing and --allow-objects."""
+    parser.add_argument("file", metavar="FILE", help="the file to read ('-' for standard input)")
+    add_dialect_option(parser)
+    parser.add_argument("--framing", choices=FRAMINGS, default="auto",
+                        help="store_var: u32 length-prefixed records (store_var, put_var); none: raw "
+                             "var_to_bytes data; auto: decide from the bytes (default: %(default)s)")
+    parser.add_argument("--allow-objects", action="store_true",
+                        help="decode full Objects (as inert data: class name and properties, never code)")
+
+
+@attrs.frozen
+class Record:
+    """One value's bytes inside the input: ``data[start:end]`` (the prefix, if any, is before ``start``)."""
+
+    start: int
+    end: int
+    prefixed: bool
+
+
+@attrs.frozen
+class Input:
+    """What a file holds: its bytes, the dialect to read them in, and where each value is."""
+
+    data: bytes
+    dialect: Dialect
+    records: tuple[Record, ...]
+    note: str  # how the dialect and framing were chosen, for humans
+
+    @property
+    def framed(self) -> bool:
+        return any(r.prefixed for r in self.records)
+
+
+def _store_var_records(data: bytes) -> list[Record] | None:
+    """The records when u32 length prefixes tile ``data`` exactly (each value at least 4 bytes)."""
+    from ..detect import split_store_var
+
+    payloads = split_store_var(data)
+    if payloads is None:
+        return None
+    records, pos = [], 0
+    for p in payloads:
+        records.append(Record(pos + 4, pos + 4 + len(p), True))
+        pos += 4 + len(p)
+    return records
+
+
+def _reads_completely(data: bytes, records: list[Record], dialect: Dialect, allow_objects: bool) -> bool:
+    for r in records:
+        try:
+            if decode(data[:r.end], dialect, offset=r.start, allow_objects=allow_objects)[1] != r.end:
+                return False
+        except GodotFormatsError:
+            return False
+    return True
+
+
+def _detect(data: bytes, framing: str) -> tuple[str, bool, str] | None:
+    """The best complete reading by :mod:`godot_formats.detect`: (dialect, framed, note), or None."""
+    try:
+        from ..detect import detect
+    except ImportError:  # pragma: no cover - a build without detection
+        return None
+    for c in detect(data):
+        if c.complete and (framing == "auto" or c.framed == (framing == "store_var")):
+            note = f"detected {c.dialect}" + (" (ambiguous: give --dialect to choose)" if c.ambiguous else "")
+            return c.dialect, c.framed, note
+    return None
+
+
+def resolve_input(data: bytes, dialect: str, framing: str, allow_objects: bool = False) -> Input:
+    """Decide the dialect and the framing of ``data`` as the options ask."""
+    raw = [Record(0, len(data), False)]
+    records = _store_var_records(data) if framing != "none" else None
+    if framing == "store_var" and records is None:
+        raise DecodeError(0, "not store_var framed: the u32 length prefixes do not tile the file "
+                             "(try --framing none)")
+    if dialect == "auto":
+        found = _detect(data, framing)
+        if found is not None:
+            name, framed, note = found
+            return Input(data, get_dialect(name), tuple(records or raw) if framed else tuple(raw), note)
+        dialect, note = DEFAULT_DIALECT, f"no dialect reads it completely; reading it as {DEFAULT_DIALECT}"
+    else:
+        note = f"{dialect} (given)"
+    d = get_dialect(dialect)
+    if records is not None and (framing == "store_var" or (
+            _reads_completely(data, records, d, allow_objects)
+            and not _reads_completely(data, raw, d, allow_objects))):
+        return Input(data, d, tuple(records), note)
+    return Input(data, d, tuple(raw), note)
+
+
+def read_values(source: Input, allow_objects: bool) -> list[Any]:
+    """The value of every record; trailing bytes inside a record are ignored, as the engine does."""
+    values = []
+    for r in source.records:
+        try:
+            value, end = decode(source.data[:r.end], source.dialect, offset=r.start, allow_objects=allow_objects)
+        except DecodeError as e:
+            if not allow_objects and "allow_objects" in e.reason:
+                raise DecodeError(e.offset, "a full Object: add --allow-objects to decode it "
+                                            "(as inert data, never code)") from None
+            raise
+        if end < r.end:
+            print(f"godot-formats: note: {r.end - end} trailing byte(s) after the value at byte {r.start} "
+                  "(ignored, as the engine does)", file=sys.stderr)
+        values.append(value)
+    return values
+
+
+# -- the tree view -------------------------------------------------------------------------------
+
+
+def _number(x: Any) -> str:
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+def _quoted(s: str, limit: int = 80) -> str:
+    from json import dumps
+
+    shown = dumps(s[:limit], ensure_ascii=False)
+    return shown if len(s) <= limit else f"{shown}… ({len(s)} characters)"
+
+
+def _container_type(ct: t.ContainerType | None, d: Dialect) -> str:
+    if ct is None:
+        return "Variant"
+    if ct.script is not None:
+        return f'Script("{ct.script}")'
+    return ct.class_name if ct.class_name is not None else d.native_name(ct.builtin)
+
+
+def describe(value: Any, d: Dialect) -> str:
+    """One line for a value without children: its type (in the dialect's names) and its value."""
+    from ..dialects import MATH_TYPES
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"int {value}"
+    if isinstance(value, float):
+        return f"float {_number(value)}"
+    if isinstance(value, t.StringName):
+        return f"StringName &{_quoted(value)}"
+    if isinstance(value, str):
+        return f"String {_quoted(value)}"
+    if isinstance(value, t.NodePath):
+        return f"NodePath {'^' if d.major >= 4 else ''}{_quoted(str(value))}"
+    for name, row in MATH_TYPES.items():
+        if type(value) is row.cls:
+            parts = ", ".join(_number(x) for x in d.math_type(name).to_wire(value))
+            return f"{d.native_name(name)}({parts})"
+    if isinstance(value, t.RID):
+        return f"RID({value.id})"
+    if isinstance(value, t.EncodedObjectAsID):
+        return f"Object #{value.object_id} (an instance id)"
+    if isinstance(value, t.Signal):
+        return f"Signal({_quoted(value.name)}, object #{value.object_id})"
+    if isinstance(value, t.Callable):
+        return "Callable()"
+    return repr(value)
+
+
+_PACKED_NAMES = {
+    bytes: "PackedByteArray", bytearray: "PackedByteArray", t.PackedInt32Array: "PackedInt32Array",
+    t.PackedInt64Array: "PackedInt64Array", t.PackedFloat32Array: "PackedFloat32Array",
+    t.PackedFloat64Array: "PackedFloat64Array", t.PackedStringArray: "PackedStringArray",
+    t.PackedVector2Array: "PackedVector2Array", t.PackedVector3Array: "PackedVector3Array",
+    t.PackedColorArray: "PackedColorArray", t.PackedVector4Array: "PackedVector4Array",
+}
+
+
+def _children(value: Any, d: Dialect, max_elements: int | None) -> tuple[str, list[tuple[str, Any]]] | None:
+    """(heading, [(label, child)]) for a value with children, else None."""
+    def plural(n: int, word: str, words: str = "") -> str:
+        return f"{n} {word if n == 1 else words or word + 's'}"
+
+    packed = _PACKED_NAMES.get(type(value))
+    if packed is not None:
+        n = len(value)
+        shown = n if max_elements is None else min(n, max_elements)
+        name = d.native_name(packed)
+        if packed == "PackedByteArray":
+            rows = [(f"[{i}]", _Raw(bytes(value[i:i + 16]).hex(" "))) for i in range(0, n, 16)]
+            rows = rows if max_elements is None else rows[:max_elements]
+            more = n - min(n, 16 * len(rows))
+            return f"{name}, {plural(n, 'byte')}", rows + ([("", _Raw(f"… {more} more bytes"))] if more else [])
+        items = [(f"[{i}]", _Raw(describe(value[i], d) if not isinstance(value[i], (int, float))
+                                 else _number(value[i]))) for i in range(shown)]
+        if shown < n:
+            items.append(("", _Raw(f"… {n - shown} more elements")))
+        return f"{name}, {plural(n, 'element')}", items
+    if isinstance(value, t.Object):
+        props = value.properties
+        return f"Object {value.class_name}, {plural(len(props), 'property', 'properties')}", \
+            [(f"{k}:", v) for k, v in props.items()]
+    if isinstance(value, (dict, t.Dictionary)):
+        heading = "Dictionary"
+        if isinstance(value, t.TypedDictionary):
+            heading += f"[{_container_type(value.key_type, d)}, {_container_type(value.value_type, d)}]"
+        entries: list[tuple[str, Any]] = []
+        for i, (k, v) in enumerate(value.items()):
+            if type(k) is str:
+                entries.append((_quoted(k) + ":", v))
+            elif _children(k, d, 0) is None:
+                entries.append((describe(k, d) + ":", v))
+            else:
+                entries.append((f"key {i}:", k))
+                entries.append((f"value {i}:", v))
+        return f"{heading}, {plural(len(value), 'entry', 'entries')}", entries
+    if isinstance(value, (list, tuple)):
+        heading = "Array"
+        if isinstance(value, t.TypedArray):
+            heading += f"[{_container_type(value.element_type, d)}]"
+        return f"{heading}, {plural(len(value), 'item')}", [(f"[{i}]", v) for i, v in enumerate(value)]
+    return None
+
+
+class _Raw(str):
+    """A tree line that is already text (packed array elements)."""
+
+    __slots__ = ()
+
+
+def tree_lines(value: Any, dialect: str | Dialect = "godot4", *, max_elements: int | None = 16,
+               indent: str = "  ") -> Iterator[str]:
+    """An indented tree of ``value``: one line per value, its type and, for leaves, its value."""
+    d = get_dialect(dialect)
+    todo: list[tuple[str, Any, int]] = [("", value, 0)]
+    while todo:
+        label, node, depth = todo.pop()
+        prefix = indent * depth + (label + " " if label else "")
+        if isinstance(node, _Raw):
+            yield prefix + node
+            continue
+        kids = _children(node, d, max_elements)
+        if kids is None:
+            yield prefix + describe(node, d)
+            continue
+        heading, items = kids
+        yield prefix + heading
+        todo.extend((lab, child, depth + 1) for lab, child in reversed(items))
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "dump", help="show a Variant file as Godot text, JSON or a tree",
+        description="Decode a file of Godot binary Variant data (var_to_bytes, store_var, put_var) and "
+                    "print its value: as Godot's own text (var_to_str) by default, as lossless JSON to "
+                    "edit (--json; 'godot-formats load' turns it back into bytes), or as a tree (--tree).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_const", dest="form", const="json",
+                      help="lossless JSON (Godot 4's JSON.from_native shape), one document per value")
+    form.add_argument("--tree", action="store_const", dest="form", const="tree", help="an indented tree")
+    form.add_argument("--text", action="store_const", dest="form", const="text",
+                      help="Godot's text form, as var_to_str / var2str write it (the default)")
+    parser.add_argument("--compact", action="store_true", help="with --json: one line per document")
+    parser.add_argument("--base64", action="store_true",
+                        help="with --json: packed number arrays as base64 instead of number lists")
+    parser.add_argument("--max-elements", type=int, default=16, metavar="N",
+                        help="with --tree: packed array elements shown per array, 0 for all (default: %(default)s)")
+    parser.set_defaults(func=run, form="text")
+
+
+def render(values: list[Any], d: Dialect, args: argparse.Namespace) -> str:
+    """The output of ``dump`` for the decoded values (one per record)."""
+    if args.form == "json":
+        from ..jsonform import dumps_json
+
+        return "\n".join(dumps_json(v, None if args.compact else 2, packed_base64=args.base64) for v in values)
+    if args.form == "tree":
+        limit = args.max_elements or None
+        lines: list[str] = []
+        for i, v in enumerate(values):
+            if len(values) > 1:
+                lines.append(f"record {i}:")
+            lines.extend(tree_lines(v, d, max_elements=limit, indent="  "))
+        return "\n".join(lines)
+    from ..text import to_text
+
+    texts = []
+    for v in values:
+        try:
+            texts.append(to_text(v, d).rstrip("\n"))
+        except EncodeError as e:
+            raise EncodeError(f"{e} (use --json or --tree)") from None
+    return "\n".join(texts)
+
+
+def run(args: argparse.Namespace) -> int:
+    data = read_input(args.file)
+    source = resolve_input(data, args.dialect, args.framing, args.allow_objects)
+    values = read_values(source, args.allow_objects)
+    out = render(values, source.dialect, args)
+    sys.stdout.write(out + "\n")
+    return 0
+
+
+__all__ = ["add_parser", "add_input_options", "resolve_input", "read_values", "Input", "Record", "tree_lines",
+           "describe", "render", "run", "FRAMINGS"]

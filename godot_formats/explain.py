@@ -1,0 +1,505 @@
+"""A disassembler for Variant bytes, in the spirit of ``pickletools.dis``.
+
+:func:`explain` prints one line per field: its offset, its bytes in hex and
+what they mean, indented by nesting::
+
+    offset  bytes              meaning
+         0  1b000000           Dictionary (type 27)
+         4  01000000             count: 1
+         8  04000000             key 0: String (type 4)
+        12  02000000               length: 2
+        16  6870                   "hp"
+        18  0000                   padding: 2 bytes, zero
+        20  02000000             value 0: int (type 2)
+        24  03000000               int32: 3
+        28                       end: the value is 28 bytes; no trailing bytes
+
+It walks the bytes with the dialect's own tables and leaves the judging to the
+codec: the whole value is decoded first, each leaf is decoded by the same
+:class:`~godot_formats.codec.Decoder`, and a malformed blob ends in a line
+holding the decoder's own :class:`~godot_formats.errors.DecodeError` message,
+after everything that could be read.  It never raises on bad bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Generator, Iterator
+from typing import Any, NoReturn
+
+import attrs
+
+from .codec import COUNT_MASK, DEFAULT_MAX_DEPTH, FLAG_64, INT32_MAX, NODE_PATH_NEW_FORMAT, Decoder
+from .dialects import I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect, get_dialect
+from .errors import DecodeError
+
+__all__ = ["Field", "explain", "explain_fields", "format_fields"]
+
+_u32 = struct.Struct("<I").unpack_from
+_u64 = struct.Struct("<Q").unpack_from
+
+#: Bytes shown in the hex column of one line; longer fields end in "…".
+HEX_BYTES = 8
+#: Characters of a string shown before it is cut short.
+TEXT_CHARS = 60
+
+#: What a header's bit 16-19 mean for a container type kind.
+CONTAINER_KINDS = {0: "untyped", 1: "builtin type", 2: "class name", 3: "script path"}
+
+
+@attrs.frozen
+class Field:
+    """One annotated span of the bytes.
+
+    ``kind`` says what the span is: ``header``, ``count``, ``length``,
+    ``text``, ``padding``, ``value``, ``type``, ``flags``, ``more`` (elements
+    not shown), ``error``, ``end`` or ``prefix`` (a ``store_var`` length).
+    """
+
+    offset: int
+    size: int
+    depth: int
+    kind: str
+    text: str
+
+
+class _Stop(Exception):
+    """Raised inside the walk after the error line has been produced."""
+
+
+def _pad4(n: int) -> int:
+    return -n & 3
+
+
+def _quote(text: str) -> str:
+    shown = json.dumps(text[:TEXT_CHARS], ensure_ascii=False)
+    return shown if len(text) <= TEXT_CHARS else f"{shown}… ({len(text)} characters)"
+
+
+def _number(x: Any) -> str:
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+def _ordinal_label(kind: str, index: int) -> str:
+    if kind == "Array":
+        return f"[{index}] "
+    entry, is_value = divmod(index, 2)
+    return f"value {entry}: " if is_value else f"key {entry}: "
+
+
+@attrs.define
+class _Open:
+    """A container whose children are being walked."""
+
+    kind: str  # "Array", "Dictionary" or "Object"
+    count: int  # children (twice the entries of a Dictionary)
+    index: int = 0
+
+
+class _Walker:
+    def __init__(self, buf: bytes, dialect: Dialect, allow_objects: bool, max_elements: int | None,
+                 max_depth: int) -> None:
+        self.buf = buf
+        self.d = dialect
+        self.allow_objects = allow_objects
+        self.max_elements = max_elements
+        self.decoder = Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
+        self.error: DecodeError | None = None
+        self.end: int | None = None
+        self.at = 0  # where the scalar being described starts
+
+    # -- shared pieces ------------------------------------------------------------------
+
+    def fail(self, e: DecodeError | None, pos: int, depth: int) -> Generator[Field, None, NoReturn]:
+        """The error line, then stop the walk."""
+        if e is None:
+            e = self.error or DecodeError(pos, "the bytes end inside this field")
+        yield Field(e.offset, 0, depth, "error", f"error: {e}")
+        raise _Stop
+
+    def field(self, pos: int, size: int, depth: int, kind: str, text: str) -> Iterator[Field]:
+        """A field of ``size`` bytes, or the error when they are not all there or hold the first error."""
+        if pos + size > len(self.buf):
+            yield from self.fail(None, pos, depth)
+        yield Field(pos, size, depth, kind, text)
+        e = self.error
+        if e is not None and e.offset < pos + size:
+            yield from self.fail(e, pos, depth)
+
+    def type_name(self, type_id: int) -> str | None:
+        types = self.d.types
+        return types[type_id] if type_id < len(types) and types[type_id] else None
+
+    def string(self, pos: int, depth: int, what: str = "", padded: bool = True, what_error: str = "String",
+               nul: bool = False, padding_note: str = "") -> Generator[Field, None, tuple[str, int]]:
+        """A u32 length, the UTF-8 bytes and their padding; returns the text and the offset after it.
+
+        ``what`` prefixes the length line (``"name 0 "``); ``what_error`` names the
+        string in the decoder's error messages; ``nul``: a trailing NUL is the
+        PackedStringArray terminator.
+        """
+        n = self.u32(pos)
+        yield from self.field(pos, 4, depth, "length", f"{what}length: {n} byte{'' if n == 1 else 's'}")
+        try:
+            text, stop = self.decoder.read_string(self.buf, pos, len(self.buf), what_error, padded)
+        except DecodeError as e:
+            yield from self.fail(e, pos, depth)
+        if n:
+            shown = _quote(text[:-1]) + " + NUL" if nul and text.endswith("\0") else _quote(text)
+            yield from self.field(pos + 4, n, depth, "text", shown)
+        pad = stop - pos - 4 - n
+        if pad:
+            yield from self.padding(pos + 4 + n, pad, depth, padding_note)
+        return text, stop
+
+    def padding(self, pos: int, size: int, depth: int, note: str = "") -> Iterator[Field]:
+        """Padding bytes; the note says why they may not be zero."""
+        raw = self.buf[pos:pos + size]
+        state = "zero" if not any(raw) else f"NOT zero{note}"
+        yield from self.field(pos, size, depth, "padding", f"padding: {size} byte{'s' if size > 1 else ''}, {state}")
+
+    # -- headers --------------------------------------------------------------------------
+
+    def describe_header(self, header: int, name: str | None) -> str:
+        d = self.d
+        type_id = header & d.type_mask
+        if name is None:
+            return f"unknown type id {type_id} (header 0x{header:08x})"
+        text = f"{d.native_name(name)} (type {type_id})"
+        flags = header & ~d.type_mask
+        notes: list[str] = []
+        used = 0
+        if name in ("int", "float") and flags & FLAG_64:
+            notes.append("64-bit")
+            used = FLAG_64
+        elif name == "Object" and d.object_format == "engine":
+            notes.append("as id" if flags & FLAG_64 else "full object")
+            used = FLAG_64
+        elif name == "Object" and d.object_format == "docs4":
+            mode = "full object" if self.allow_objects else "as id"
+            notes.append(f"{mode} (this page has no flag: allow_objects decides)")
+        elif (name in MATH_TYPES and MATH_TYPES[name].component == REAL
+              or name in PACKED_TYPES and PACKED_TYPES[name][1] == REAL) and flags & FLAG_64:
+            notes.append("64-bit components (double-precision build)" if d.math_flag_64
+                         else "64-bit flag, ignored by this dialect")
+            used = FLAG_64
+        elif name == "Array" and d.typed_arrays:
+            kind = (flags >> 16) & 3
+            if kind:
+                notes.append(f"typed: element {CONTAINER_KINDS[kind]}")
+            used = 3 << 16
+        elif name == "Dictionary" and d.typed_dictionaries:
+            key, value = (flags >> 16) & 3, (flags >> 18) & 3
+            if key or value:
+                notes.append(f"typed: key {CONTAINER_KINDS[key]}, value {CONTAINER_KINDS[value]}")
+            used = 15 << 16
+        if flags & ~used:
+            notes.append(f"unused header bits 0x{flags & ~used:08x} set (ignored)")
+        return text + (f", {', '.join(notes)}" if notes else "")
+
+    def container_type(self, pos: int, kind: int, depth: int, what: str) -> Generator[Field, None, int]:
+        """The type info of a typed container's element (or key, or value), by its header kind."""
+        if kind == 0:
+            return pos
+        if kind == 1:
+            type_id = self.u32(pos)
+            name = self.type_name(type_id)
+            shown = f"{self.d.native_name(name)} (type {type_id})" if name else f"unknown type id {type_id}"
+            yield from self.field(pos, 4, depth, "type", f"{what} type: {shown}")
+            return pos + 4
+        noun = "class name" if kind == 2 else "script path"
+        _, pos = yield from self.string(pos, depth, f"{what} {noun} ", what_error=f"container {noun}")
+        return pos
+
+    # -- the walk ---------------------------------------------------------------------------
+
+    def walk(self, start: int) -> Generator[Field, None, int]:
+        buf = self.buf
+        stack: list[_Open] = []
+        pos = start
+        label = ""
+        while True:
+            depth = len(stack)
+            if len(buf) - pos < 4:
+                yield from self.fail(None, pos, depth)
+            header = _u32(buf, pos)[0]
+            name = self.type_name(header & self.d.type_mask)
+            yield from self.field(pos, 4, depth, "header", label + self.describe_header(header, name))
+            opened: _Open | None = None
+            if name == "Array":
+                pos, opened = yield from self.open_array(pos, header, depth)
+            elif name == "Dictionary":
+                pos, opened = yield from self.open_dictionary(pos, header, depth)
+            elif name == "Object" and not self.object_as_id(header):
+                pos, opened = yield from self.open_object(pos, depth)
+            else:
+                pos = yield from self.leaf(pos, header, name or "", depth)
+            if opened is not None and opened.count:
+                stack.append(opened)
+            # Find the next value: the next child of the innermost unfinished container.
+            while stack:
+                top = stack[-1]
+                if top.index < top.count:
+                    if top.kind == "Object":
+                        prop, pos = yield from self.string(pos, len(stack), "property name ",
+                                                           self.d.object_format == "engine", "property name")
+                        label = f"property {_quote(prop)}: "
+                    else:
+                        label = _ordinal_label(top.kind, top.index)
+                    top.index += 1
+                    break
+                stack.pop()
+            else:
+                return pos
+
+    def object_as_id(self, header: int) -> bool:
+        form = self.d.object_format
+        return bool(header & FLAG_64) if form == "engine" else not self.allow_objects
+
+    def count(self, pos: int, depth: int, what: str) -> Generator[Field, None, int]:
+        raw = self.u32(pos)
+        count = raw & COUNT_MASK
+        note = " (bit 31 set: the old 'shared' flag, ignored)" if raw != count else ""
+        yield from self.field(pos, 4, depth, "count", f"{what}: {count}{note}")
+        return count
+
+    def open_array(self, pos: int, header: int, depth: int) -> Generator[Field, None, tuple[int, _Open | None]]:
+        pos += 4
+        kind = (header >> 16) & 3 if self.d.typed_arrays else 0
+        if kind:
+            pos = yield from self.container_type(pos, kind, depth + 1, "element")
+        n = yield from self.count(pos, depth + 1, "count")
+        return pos + 4, _Open("Array", n)
+
+    def open_dictionary(self, pos: int, header: int, depth: int) -> Generator[Field, None, tuple[int, _Open | None]]:
+        pos += 4
+        if self.d.typed_dictionaries and header & (15 << 16):
+            pos = yield from self.container_type(pos, (header >> 16) & 3, depth + 1, "key")
+            pos = yield from self.container_type(pos, (header >> 18) & 3, depth + 1, "value")
+        n = yield from self.count(pos, depth + 1, "count")
+        return pos + 4, _Open("Dictionary", 2 * n)
+
+    def open_object(self, pos: int, depth: int) -> Generator[Field, None, tuple[int, _Open | None]]:
+        class_name, pos = yield from self.string(pos + 4, depth + 1, "class name ",
+                                                 self.d.object_format == "engine", "Object class name")
+        if not class_name:
+            yield Field(pos, 0, depth + 1, "value", "an empty class name: a null Object")
+            return pos, None
+        raw = self.u32(pos)
+        if raw > INT32_MAX:  # the engines read it as an int32: negative, so no properties
+            yield from self.field(pos, 4, depth + 1, "count",
+                                  f"property count: {raw - (1 << 32)} (negative as an int32: no properties)")
+            return pos + 4, None
+        n = yield from self.count(pos, depth + 1, "property count")
+        return pos + 4, _Open("Object", n)
+
+    # -- leaves ----------------------------------------------------------------------------
+
+    def u32(self, pos: int) -> int:
+        """The u32 at ``pos``, or 0 past the end (the field that holds it then reports the error)."""
+        return int(_u32(self.buf, pos)[0]) if 0 <= pos <= len(self.buf) - 4 else 0
+
+    def leaf(self, pos: int, header: int, name: str, depth: int) -> Generator[Field, None, int]:
+        """The fields of a value without children.
+
+        The decoder reads the value first; when it refuses it, the same
+        breakdown runs on the bytes as far as they go, so the fields before
+        the problem are still listed, then the error.
+        """
+        error: DecodeError | None = None
+        value: Any = None
+        try:
+            value, end = self.decoder.decode(self.buf, pos)
+        except DecodeError as e:
+            error, end = e, len(self.buf)
+        inner = depth + 1
+        body = pos + 4
+        size = end - body
+        if name in ("String", "StringName"):
+            yield from self.string(body, inner, what_error=name)
+        elif name == "NodePath":
+            yield from self.node_path(body, inner)
+        elif name == "Signal":
+            _, at = yield from self.string(body, inner, "name ", what_error="Signal name")
+            yield from self.field(at, 8, inner, "value", f"object id: {self.u64(at)}")
+        elif name == "PackedByteArray":
+            yield from self.byte_array(body, end, inner)
+        elif name == "PackedStringArray":
+            yield from self.string_array(body, inner)
+        elif name in PACKED_TYPES:
+            yield from self.packed(name, body, end, value, inner)
+        elif error is None and name == "Object":
+            yield from self.field(body, size, inner, "value", f"object id: {self.u64(body)}"
+                                  + ("" if value is not None else " (null)"))
+        elif error is None and size:
+            self.at = body
+            yield from self.field(body, size, inner, "value", self.scalar(name, value, size))
+        if error is not None:
+            yield from self.fail(error, body, inner)
+        return end
+
+    def u64(self, pos: int) -> int:
+        return int(_u64(self.buf, pos)[0]) if 0 <= pos <= len(self.buf) - 8 else 0
+
+    def scalar(self, name: str, value: Any, size: int) -> str:
+        if name == "bool":
+            raw = self.u32(self.at)
+            return ("true" if value else "false") + (f" (raw {raw}: any non-zero is true)" if raw > 1 else "")
+        if name == "int":
+            return f"int{8 * size}: {value}"
+        if name == "float":
+            return f"float{8 * size}: {_number(value)}"
+        if name == "RID":
+            return f"id: {value.id}"
+        if name in MATH_TYPES:
+            row = self.d.math_type(name)
+            parts = ", ".join(_number(x) for x in row.to_wire(value))
+            width = "int32" if row.component == I32 else f"float{8 * size // row.count}"
+            return f"{self.d.native_name(name)}({parts}) [{row.count} × {width}]"
+        return repr(value)
+
+    def node_path(self, pos: int, depth: int) -> Iterator[Field]:
+        first = self.u32(pos)
+        if not first & NODE_PATH_NEW_FORMAT and self.d.node_path_old_format and pos + 4 <= len(self.buf):
+            yield from self.string(pos, depth, "old-format path ", what_error="NodePath")
+            return
+        names, subnames, flags = first & COUNT_MASK, self.u32(pos + 4), self.u32(pos + 8)
+        form = "| 0x80000000, the new format" if first & NODE_PATH_NEW_FORMAT else "bit 31 clear: the old format"
+        yield from self.field(pos, 4, depth, "count", f"name count: {names} ({form})")
+        yield from self.field(pos + 4, 4, depth, "count", f"subname count: {subnames}")
+        shown = [w for bit, w in ((1, "absolute"), (2, "property: one more subname follows")) if flags & bit]
+        yield from self.field(pos + 8, 4, depth, "flags", f"flags: {flags}" + (f" ({', '.join(shown)})" if shown
+                                                                                 else ""))
+        if flags & 2:
+            subnames += 1
+        at = pos + 12
+        for i in range(names + subnames):
+            what = f"name {i} " if i < names else f"subname {i - names} "
+            _, stop = yield from self.string(at, depth, what, what_error="NodePath name", padding_note=(
+                " (engines before 4.6.3 leave it uninitialised: godot#44999)"))
+            at = stop
+
+    def byte_array(self, pos: int, end: int, depth: int) -> Iterator[Field]:
+        n = self.u32(pos)
+        yield from self.field(pos, 4, depth, "count", f"count: {n}")
+        at, stop = pos + 4, pos + 4 + n
+        shown = 0
+        while at < stop:
+            if self.max_elements is not None and shown >= self.max_elements:
+                yield from self.field(at, stop - at, depth, "more", f"… {stop - at} more bytes")
+                at = stop
+                break
+            chunk = self.buf[at:min(at + HEX_BYTES, stop)]
+            first = at - pos - 4
+            yield from self.field(at, len(chunk), depth, "value", f"bytes {first}-{first + len(chunk) - 1}")
+            at += len(chunk)
+            shown += 1
+        if end > stop:
+            yield from self.padding(stop, end - stop, depth)
+        elif _pad4(n):
+            yield Field(stop, 0, depth, "padding", f"padding: missing ({_pad4(n)} bytes; the engine does not "
+                                                   "require it at the end)")
+
+    def string_array(self, pos: int, depth: int) -> Iterator[Field]:
+        raw = self.u32(pos)
+        note = " (negative as an int32: read as empty)" if raw > INT32_MAX else ""
+        yield from self.field(pos, 4, depth, "count", f"count: {raw if not note else raw - (1 << 32)}{note}")
+        at = pos + 4
+        for i in range(0 if note else raw):
+            _, at = yield from self.string(at, depth, f"[{i}] ", what_error="PackedStringArray element",
+                                           nul=self.d.packed_string_nul)
+
+    def packed(self, name: str, pos: int, end: int, value: Any, depth: int) -> Iterator[Field]:
+        count_size = self.d.int64_array_count_size if PACKED_TYPES[name][1] == "i64" else 4
+        if value is None:  # refused: the count is what is wrong
+            count = self.u32(pos) if count_size == 4 else self.u64(pos)
+            yield from self.field(pos, count_size, depth, "count", f"count: {count}")
+            return
+        n = len(value)
+        at = pos + count_size
+        size = (end - at) // n if n else 0
+        yield from self.field(pos, count_size, depth, "count", f"count: {n}" + (f" ({size} bytes each)" if n else ""))
+        if not n:
+            return
+        limit = n if self.max_elements is None else min(n, self.max_elements)
+        for i in range(limit):
+            element = value[i]
+            if isinstance(element, (int, float)):
+                shown = _number(element)
+            else:
+                shown = f"({', '.join(_number(x) for x in attrs.astuple(element))})"
+            yield from self.field(at, size, depth, "value", f"[{i}] {shown}")
+            at += size
+        if limit < n:
+            yield from self.field(at, end - at, depth, "more", f"… {n - limit} more elements ({end - at} bytes)")
+
+
+def explain_fields(
+    data: bytes | bytearray | memoryview,
+    dialect: str | Dialect = "godot4",
+    *,
+    offset: int = 0,
+    allow_objects: bool = False,
+    max_elements: int | None = 16,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Iterator[Field]:
+    """The fields of the value at ``offset``, in byte order, then an ``end`` (or ``error``) field.
+
+    ``max_elements`` caps the elements shown per packed array (None: all).
+    """
+    if offset < 0:
+        raise ValueError(f"offset must not be negative, got {offset}")
+    buf = bytes(data)
+    d = get_dialect(dialect)
+    walker = _Walker(buf, d, allow_objects, max_elements, max_depth)
+    try:
+        walker.end = walker.decoder.decode(buf, offset)[1]
+    except DecodeError as e:
+        walker.error = e
+    try:
+        end = yield from walker.walk(offset)
+    except _Stop:
+        return
+    if walker.error is not None:  # the walk got through what the decoder refused: say so anyway
+        yield Field(walker.error.offset, 0, 0, "error", f"error: {walker.error}")
+        return
+    trailing = len(buf) - end
+    tail = f"{trailing} trailing byte{'s' if trailing != 1 else ''} (ignored by the engine)" if trailing \
+        else "no trailing bytes"
+    yield Field(end, trailing, 0, "end", f"end: the value is {end - offset} bytes; {tail}")
+
+
+def format_fields(fields: Iterator[Field] | list[Field], data: bytes | bytearray | memoryview,
+                  *, header: bool = True) -> str:
+    """The text lines of :func:`explain` for ``fields`` of ``data``."""
+    buf = bytes(data)
+    width = max(6, len(str(len(buf))))
+    hex_width = HEX_BYTES * 2 + (HEX_BYTES // 4 - 1) + 1
+    lines = [f"{'offset':>{width}}  {'bytes':<{hex_width}}  meaning"] if header else []
+    for f in fields:
+        raw = buf[f.offset:f.offset + min(f.size, HEX_BYTES)] if f.kind not in ("end", "error") else b""
+        if f.kind == "error":
+            raw = buf[f.offset:f.offset + HEX_BYTES]
+        groups = " ".join(raw[i:i + 4].hex() for i in range(0, len(raw), 4))
+        if (f.size > HEX_BYTES and f.kind != "end") or (f.kind == "error" and len(buf) - f.offset > HEX_BYTES):
+            groups += "…"
+        lines.append(f"{f.offset:>{width}}  {groups:<{hex_width}}  {'  ' * f.depth}{f.text}".rstrip())
+    return "\n".join(lines)
+
+
+def explain(
+    data: bytes | bytearray | memoryview,
+    dialect: str | Dialect = "godot4",
+    *,
+    offset: int = 0,
+    allow_objects: bool = False,
+    max_elements: int | None = 16,
+) -> str:
+    """A listing of every field of the value at ``offset``: offset, bytes, meaning.
+
+    Malformed bytes are listed as far as they can be read, then a line names
+    the offset and the problem; this never raises on bad input.
+    """
+    fields = explain_fields(data, dialect, offset=offset, allow_objects=allow_objects, max_elements=max_elements)
+    return format_fields(fields, data)

@@ -1,0 +1,917 @@
+"""A lossless JSON form of every value, in the shape of Godot 4's ``JSON.from_native``.
+
+Godot 4.4+ maps Variants to JSON with ``JSON.from_native`` / ``JSON.to_native``:
+``"i:3"``, ``"f:0.5"``, ``"s:text"``, ``"sn:name"``, ``"np:path"`` for scalars,
+``{"type": "Vector2", "args": [1.5, -2.0]}`` for math types and packed arrays,
+``{"type": "Dictionary", "args": [key, value, ...]}``, ``{"type": "Array",
+"elem_type": "int", "args": [...]}`` for typed containers and
+``{"type": "Node", "props": [name, value, ...]}`` for full Objects.  We write
+the same shapes, so a file made here is read by the engine and the other way
+round, and deviate only where the engine's mapping loses what a byte-exact
+round trip must keep (docs/json.md lists each deviation and why):
+
+* floats are written with the shortest text that reads back to the same
+  double (the engine rounds to 15 digits and turns ``-0.0`` into ``0.0``);
+  non-finite numbers inside ``args`` are the strings ``"inf"``, ``"-inf"``
+  and ``"nan"`` (the engine writes ``1e99999`` and ``null``, and reads
+  ``null`` as ``0``, which we do too);
+* a NaN whose bits are not the canonical quiet NaN is ``"nan(0x...)"``;
+* RID, Signal and Object ids (the engine keeps none of them) are kept in
+  extra keys the engine ignores: ``{"type": "RID", "id": 5}``;
+* an Object written as an id is ``{"type": "EncodedObjectAsID", "object_id": N}``
+  (no ``props``: the engine has no JSON for it);
+* a NodePath whose text form would not read back to the same names is
+  ``{"type": "NodePath", "names": [...], "subnames": [...], "absolute": false}``;
+* ``packed_base64=True`` writes packed number arrays as little-endian bytes in
+  base64 (``{"type": "PackedByteArray", "base64": "AQID"}``) instead of number
+  lists: four times smaller for bytes, and bit-exact for every NaN.
+
+Numbers in ``args`` are plain JSON numbers, read exactly by :func:`loads_json`;
+tools that read every number as a double (the engine, JavaScript) round
+integers beyond 2**53 in packed int64 arrays.
+
+Both directions walk containers with an explicit stack, like the codec, so a
+value nested 1024 levels deep converts without ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import operator
+import re
+import struct
+import sys
+from array import array
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Callable, Union
+
+from . import types as t
+from .codec import DEFAULT_MAX_DEPTH
+from .dialects import I32, MATH_TYPES, TYPE_NAMES
+from .errors import EncodeError, GodotFormatsError
+
+__all__ = ["to_json", "from_json", "dumps_json", "loads_json", "loads_json_documents", "JSONFormatError"]
+
+JSONValue = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
+
+
+class JSONFormatError(GodotFormatsError):
+    """JSON that is not a value in our (or the engine's) JSON form.
+
+    ``path`` points at the offending node, JSONPath style (``$.args[3]``).
+    """
+
+    def __init__(self, reason: str, path: str = "$") -> None:
+        self.reason = reason
+        self.path = path
+        super().__init__(f"{path}: {reason}")
+
+
+# -- numbers ------------------------------------------------------------------------
+
+_CANONICAL_NAN = 0x7FF8000000000000
+_f64 = struct.Struct("<d")
+_u64 = struct.Struct("<Q")
+_NAN_TEXT = re.compile(r"nan\(0x([0-9a-fA-F]{1,16})\)\Z")
+# What "f:" may hold: a JSON-like decimal (sign, digits, fraction, exponent) or inf/nan.
+_FLOAT_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_INT_TEXT = re.compile(r"[+-]?\d+\Z")
+
+
+def _nonfinite_text(x: float) -> str:
+    if x == math.inf:
+        return "inf"
+    if x == -math.inf:
+        return "-inf"
+    bits = _u64.unpack(_f64.pack(x))[0]
+    return "nan" if bits == _CANONICAL_NAN else f"nan(0x{bits:016x})"
+
+
+def _float_text(x: float) -> str:
+    """The shortest text that reads back to exactly ``x`` (``repr``), or inf/-inf/nan."""
+    return repr(x) if math.isfinite(x) else _nonfinite_text(x)
+
+
+def _json_number(x: float) -> float | str:
+    """A float inside ``args``: a JSON number when JSON can hold it, else its text."""
+    return x if math.isfinite(x) else _nonfinite_text(x)
+
+
+def _parse_nonfinite(text: str) -> float | None:
+    if text in ("inf", "+inf"):
+        return math.inf
+    if text == "-inf":
+        return -math.inf
+    if text == "nan":
+        return math.nan
+    m = _NAN_TEXT.match(text)
+    if m:
+        value: float = _f64.unpack(_u64.pack(int(m.group(1), 16)))[0]
+        if value != value:
+            return value
+    return None
+
+
+def _parse_float_text(text: str, path: str) -> float:
+    if _FLOAT_TEXT.match(text):
+        return float(text)
+    special = _parse_nonfinite(text)
+    if special is None:
+        raise JSONFormatError(f"{text!r} is not a float (write digits, inf, -inf or nan)", path)
+    return special
+
+
+def _arg_float(x: Any, path: str) -> float:
+    """A float component: a JSON number, inf/-inf/nan text, or null (0.0, as the engine reads it)."""
+    if type(x) is float or type(x) is int:
+        return float(x)
+    if x is None:
+        return 0.0
+    if isinstance(x, str):
+        special = _parse_nonfinite(x)
+        if special is not None:
+            return special
+    raise JSONFormatError(f"expected a number, got {_kind(x)}", path)
+
+
+def _arg_int(x: Any, path: str, bits: int) -> int:
+    """An int component: a JSON integer (or an integral float) that fits ``bits`` signed bits."""
+    if type(x) is float and x.is_integer():
+        x = int(x)
+    if type(x) is not int:
+        raise JSONFormatError(f"expected an integer, got {_kind(x)}", path)
+    limit = 1 << (bits - 1)
+    if not -limit <= x < limit:
+        raise JSONFormatError(f"{x} does not fit in {bits} bits", path)
+    return x
+
+
+def _kind(x: Any) -> str:
+    if x is None:
+        return "null"
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "a list", dict: "an object"}
+    return names.get(type(x), type(x).__name__)
+
+
+# -- tables ----------------------------------------------------------------------------
+
+V2, V2i, V3, V4 = t.Vector2, t.Vector2i, t.Vector3, t.Vector4
+
+
+def _args(*paths: str) -> tuple[str, ...]:
+    return tuple(p for group in paths for p in group.split())
+
+
+_BASIS_COLUMNS = "x.x x.y x.z y.x y.y y.z z.x z.y z.z"
+
+#: Math types: the fields in the order of ``JSON.from_native``'s ``args``
+#: (Basis and Transform3D column by column, unlike their wire order) and how
+#: to build the value back from them.
+JSON_ARGS: dict[str, tuple[tuple[str, ...], Callable[[list[Any]], Any]]] = {
+    "Vector2": (_args("x y"), lambda a: V2(*a)),
+    "Vector2i": (_args("x y"), lambda a: V2i(*a)),
+    "Rect2": (_args("position.x position.y size.x size.y"), lambda a: t.Rect2(V2(a[0], a[1]), V2(a[2], a[3]))),
+    "Rect2i": (_args("position.x position.y size.x size.y"),
+               lambda a: t.Rect2i(V2i(a[0], a[1]), V2i(a[2], a[3]))),
+    "Vector3": (_args("x y z"), lambda a: V3(*a)),
+    "Vector3i": (_args("x y z"), lambda a: t.Vector3i(*a)),
+    "Transform2D": (_args("x.x x.y y.x y.y origin.x origin.y"),
+                    lambda a: t.Transform2D(V2(a[0], a[1]), V2(a[2], a[3]), V2(a[4], a[5]))),
+    "Vector4": (_args("x y z w"), lambda a: V4(*a)),
+    "Vector4i": (_args("x y z w"), lambda a: t.Vector4i(*a)),
+    "Plane": (_args("normal.x normal.y normal.z d"), lambda a: t.Plane(V3(a[0], a[1], a[2]), a[3])),
+    "Quaternion": (_args("x y z w"), lambda a: t.Quaternion(*a)),
+    "AABB": (_args("position.x position.y position.z size.x size.y size.z"),
+             lambda a: t.AABB(V3(a[0], a[1], a[2]), V3(a[3], a[4], a[5]))),
+    "Basis": (_args(_BASIS_COLUMNS), lambda a: t.Basis(V3(*a[0:3]), V3(*a[3:6]), V3(*a[6:9]))),
+    "Transform3D": (_args(" ".join("basis." + p for p in _BASIS_COLUMNS.split()), "origin.x origin.y origin.z"),
+                    lambda a: t.Transform3D(t.Basis(V3(*a[0:3]), V3(*a[3:6]), V3(*a[6:9])), V3(*a[9:12]))),
+    "Projection": (_args(*(f"{c}.x {c}.y {c}.z {c}.w" for c in "xyzw")),
+                   lambda a: t.Projection(V4(*a[0:4]), V4(*a[4:8]), V4(*a[8:12]), V4(*a[12:16]))),
+    "Color": (_args("r g b a"), lambda a: t.Color(*a)),
+}
+
+
+_MATH_GETTERS = {name: operator.attrgetter(*paths) for name, (paths, _) in JSON_ARGS.items()}
+_MATH_BY_CLASS = {MATH_TYPES[name].cls: name for name in JSON_ARGS}
+_INT_MATH = frozenset(name for name in JSON_ARGS if MATH_TYPES[name].component == I32)
+
+#: Packed arrays of numbers: Godot 4 name -> (class, numbers per element, element kind).
+#: Kinds: "u8", "i32", "i64" (JSON integers) and "f32", "f64", "real" (JSON numbers).
+PACKED_JSON: dict[str, tuple[type[Any], int, str]] = {
+    "PackedByteArray": (bytes, 1, "u8"),
+    "PackedInt32Array": (t.PackedInt32Array, 1, "i32"),
+    "PackedInt64Array": (t.PackedInt64Array, 1, "i64"),
+    "PackedFloat32Array": (t.PackedFloat32Array, 1, "f32"),
+    "PackedFloat64Array": (t.PackedFloat64Array, 1, "f64"),
+    "PackedVector2Array": (t.PackedVector2Array, 2, "real"),
+    "PackedVector3Array": (t.PackedVector3Array, 3, "real"),
+    "PackedColorArray": (t.PackedColorArray, 4, "f32"),
+    "PackedVector4Array": (t.PackedVector4Array, 4, "real"),
+}
+_PACKED_BY_CLASS = {cls: name for name, (cls, _, _) in PACKED_JSON.items() if cls is not bytes}
+_INT_BITS = {"i32": 32, "i64": 64}
+#: array typecode of the natural element width (what base64 holds).
+_BASE64_TYPECODE = {"i32": "i", "i64": "q", "f32": "f", "f64": "d", "real": "f"}
+
+_SCALAR_PREFIXES = ("i:", "f:", "s:", "sn:", "np:")
+
+
+# -- container types -------------------------------------------------------------------
+
+_BUILTIN_NAMES = frozenset(TYPE_NAMES) - {"Object", "Nil"}
+
+
+def _container_type_json(ct: t.ContainerType | None) -> JSONValue:
+    """The engine's string for a container type, or an object when a string would be misread."""
+    if ct is None:
+        return "Nil"
+    kind = ct.kind
+    if kind == 1 and ct.builtin in _BUILTIN_NAMES:
+        return ct.builtin
+    if ct.builtin == "Object":
+        if kind == 2 and ct.class_name and ct.class_name not in _BUILTIN_NAMES \
+                and not ct.class_name.startswith("res://"):
+            return ct.class_name
+        if kind == 3 and ct.script and ct.script.startswith("res://"):
+            return ct.script
+    out: dict[str, Any] = {"builtin": ct.builtin}
+    if ct.class_name is not None:
+        out["class_name"] = ct.class_name
+    if ct.script is not None:
+        out["script"] = ct.script
+    return out
+
+
+def _container_type_value(obj: Any, path: str) -> t.ContainerType | None:
+    """Read an ``elem_type``/``key_type``/``value_type`` as the engine's ``_decode_container_type`` does."""
+    if isinstance(obj, str):
+        if obj == "Nil":
+            return None
+        if obj in _BUILTIN_NAMES:
+            return t.ContainerType(obj)
+        if obj.startswith("res://"):
+            return t.ContainerType.of_script(obj)
+        if not obj:
+            raise JSONFormatError("empty container type", path)
+        return t.ContainerType.of_class(obj)
+    if isinstance(obj, dict) and isinstance(obj.get("builtin"), str):
+        extra = set(obj) - {"builtin", "class_name", "script"}
+        cls, script = obj.get("class_name"), obj.get("script")
+        if extra or not isinstance(cls, (str, type(None))) or not isinstance(script, (str, type(None))):
+            raise JSONFormatError("a container type object holds builtin, class_name and script strings", path)
+        if obj["builtin"] not in TYPE_NAMES:
+            raise JSONFormatError(f"unknown builtin type {obj['builtin']!r}", path)
+        return t.ContainerType(obj["builtin"], cls, script)
+    raise JSONFormatError(f"a container type is a type name, class name or res:// path, not {_kind(obj)}", path)
+
+
+# -- value -> JSON -------------------------------------------------------------------------
+
+_Emit = Callable[[Any], JSONValue]
+
+
+def _packed_args(value: Any, kind: str, packed_base64: bool) -> dict[str, Any]:
+    if kind == "u8":
+        raw = bytes(value)
+        if packed_base64:
+            return {"base64": base64.b64encode(raw).decode("ascii")}
+        return {"args": list(raw)}
+    data: array[Any] = value.data
+    if packed_base64 and (kind != "real" or data.typecode == "f"):
+        return {"base64": base64.b64encode(value.to_bytes(_BASE64_TYPECODE[kind])).decode("ascii")}
+    if kind in _INT_BITS:
+        return {"args": data.tolist()}
+    return {"args": [x if math.isfinite(x) else _nonfinite_text(x) for x in data.tolist()]}
+
+
+def _node_path_json(p: t.NodePath) -> JSONValue:
+    text = str(p)
+    if t.NodePath(text) == p:
+        return "np:" + text
+    return {"type": "NodePath", "names": list(p.names), "subnames": list(p.subnames), "absolute": p.absolute}
+
+
+def _leaf_to_json(value: Any, packed_base64: bool) -> tuple[bool, JSONValue]:
+    """(True, json) for a value without children; (False, None) for a container."""
+    cls = type(value)
+    if value is None or cls is bool:
+        return True, value
+    if cls is int:
+        return True, f"i:{value}"
+    if cls is float:
+        return True, "f:" + _float_text(value)
+    if cls is str:
+        return True, "s:" + value
+    if cls is t.StringName:
+        return True, "sn:" + value
+    name = _MATH_BY_CLASS.get(cls)
+    if name is not None:
+        parts = list(_MATH_GETTERS[name](value))
+        if name not in _INT_MATH:
+            parts = [_json_number(float(x)) for x in parts]
+        return True, {"type": name, "args": parts}
+    name = _PACKED_BY_CLASS.get(cls)
+    if name is not None:
+        return True, {"type": name, **_packed_args(value, PACKED_JSON[name][2], packed_base64)}
+    if cls in (bytes, bytearray, memoryview):
+        return True, {"type": "PackedByteArray", **_packed_args(value, "u8", packed_base64)}
+    if cls is t.PackedStringArray:
+        for s in value:
+            if not isinstance(s, str):
+                raise EncodeError(f"PackedStringArray holds a {type(s).__name__}, not a String")
+        return True, {"type": "PackedStringArray", "args": [str.__str__(s) for s in value]}
+    if cls is t.NodePath:
+        return True, _node_path_json(value)
+    if cls is t.RID:
+        return True, {"type": "RID", **({"id": value.id} if value.id else {})}
+    if cls is t.Callable:
+        return True, {"type": "Callable"}
+    if cls is t.Signal:
+        out: dict[str, Any] = {"type": "Signal"}
+        if value.name:
+            out["name"] = value.name
+        if value.object_id:
+            out["object_id"] = value.object_id
+        return True, out
+    if cls is t.EncodedObjectAsID:
+        return True, {"type": "EncodedObjectAsID", "object_id": value.object_id}
+    if isinstance(value, (list, tuple, Mapping, t.Object)):
+        return False, None
+    for base, prefix in ((t.StringName, "sn:"), (str, "s:")):  # str subclasses of ours or the caller's
+        if isinstance(value, base):
+            return True, prefix + str.__str__(value)
+    if isinstance(value, bool):
+        return True, bool(value)
+    if isinstance(value, int):
+        return True, f"i:{int(value)}"
+    if isinstance(value, float):
+        return True, "f:" + _float_text(float(value))
+    raise EncodeError(f"cannot represent a {cls.__name__} in JSON ({value!r:.60})")
+
+
+def _open_container(value: Any) -> tuple[JSONValue, list[Any], Iterator[Any]]:
+    """The JSON shell of a container, the list its children go into, and the children."""
+    if isinstance(value, t.Object):
+        props: list[Any] = []
+        shell = {"type": value.class_name, "props": props}
+        return shell, props, _object_children(value.properties)
+    if isinstance(value, Mapping):
+        args: list[Any] = []
+        d: dict[str, Any] = {"type": "Dictionary"}
+        if isinstance(value, t.TypedDictionary):
+            if value.key_type is not None or value.value_type is None:
+                d["key_type"] = _container_type_json(value.key_type)
+            if value.value_type is not None or value.key_type is None:
+                d["value_type"] = _container_type_json(value.value_type)
+        d["args"] = args
+        return d, args, (x for pair in value.items() for x in pair)
+    if isinstance(value, t.TypedArray):
+        args = []
+        return {"type": "Array", "elem_type": _container_type_json(value.element_type), "args": args}, args, iter(value)
+    items: list[Any] = []
+    return items, items, iter(value)
+
+
+class _Name(str):
+    """An Object property name: written as a raw JSON string, as the engine does."""
+
+    __slots__ = ()
+
+
+def _object_children(properties: Mapping[str, Any]) -> Iterator[Any]:
+    for name, value in properties.items():
+        if not isinstance(name, str):
+            raise EncodeError(f"Object property name {name!r} is not a string")
+        yield _Name(name)
+        yield value
+
+
+def to_json(value: Any, *, packed_base64: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONValue:
+    """The JSON form of ``value``: plain dicts, lists, strings, numbers, booleans and None.
+
+    ``json.dumps`` can write the result as is (it never holds NaN or infinity);
+    :func:`dumps_json` writes it laid out for editing.  ``packed_base64`` writes
+    packed number arrays as base64 instead of number lists.
+    """
+    done, out = _leaf_to_json(value, packed_base64)
+    if done:
+        return out
+    root, sink, children = _open_container(value)
+    stack: list[tuple[list[Any], Iterator[Any]]] = [(sink, children)]
+    while stack:
+        sink, children = stack[-1]
+        for child in children:
+            if type(child) is _Name:
+                sink.append(str.__str__(child))
+                continue
+            done, out = _leaf_to_json(child, packed_base64)
+            if done:
+                sink.append(out)
+                continue
+            if len(stack) > max_depth:
+                raise EncodeError(f"value nested deeper than {max_depth} levels (a container that contains itself?)")
+            shell, child_sink, grandchildren = _open_container(child)
+            sink.append(shell)
+            stack.append((child_sink, grandchildren))
+            break
+        else:
+            stack.pop()
+    return root
+
+
+# -- JSON -> value ---------------------------------------------------------------------------
+
+
+def _scalar_from_text(text: str, path: str) -> Any:
+    prefix, sep, rest = text.partition(":")
+    if sep:
+        if prefix == "s":
+            return rest
+        if prefix == "i":
+            if not _INT_TEXT.match(rest):
+                raise JSONFormatError(f"{text!r}: {rest!r} is not an integer", path)
+            return int(rest)
+        if prefix == "f":
+            return _parse_float_text(rest, path)
+        if prefix == "sn":
+            return t.StringName(rest)
+        if prefix == "np":
+            return t.NodePath(rest)
+    shown = text if len(text) <= 40 else text[:40] + "..."
+    raise JSONFormatError(f"string {shown!r} has no type prefix (i:, f:, s:, sn: or np:); "
+                          f"a String is written \"s:{shown}\"", path)
+
+
+def _packed_from_json(name: str, obj: dict[str, Any], path: str) -> Any:
+    cls, width, kind = PACKED_JSON[name]
+    if "base64" in obj:
+        text = obj["base64"]
+        if not isinstance(text, str):
+            raise JSONFormatError("base64 must be a string", path + ".base64")
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise JSONFormatError(f"invalid base64: {e}", path + ".base64") from None
+        if kind == "u8":
+            return raw
+        size = array(_BASE64_TYPECODE[kind]).itemsize * width
+        if len(raw) % size:
+            raise JSONFormatError(f"{len(raw)} bytes is not a whole number of {size}-byte elements", path + ".base64")
+        return cls.from_bytes(raw, _BASE64_TYPECODE[kind])
+    args = _args_list(obj, path)
+    apath = path + ".args"
+    if len(args) % width:
+        raise JSONFormatError(f"{name} needs a multiple of {width} numbers, got {len(args)}", apath)
+    if kind == "u8":
+        for i, x in enumerate(args):
+            if type(x) is float and x.is_integer():
+                x = int(x)
+            if type(x) is not int or not 0 <= x <= 255:
+                raise JSONFormatError(f"a byte is an integer 0-255, got {x!r}", f"{apath}[{i}]")
+        return bytes(int(x) for x in args)
+    if kind in _INT_BITS:
+        bits = _INT_BITS[kind]
+        ints = [_arg_int(x, f"{apath}[{i}]", bits) for i, x in enumerate(args)]
+        return _packed(cls, array(_BASE64_TYPECODE[kind], ints))
+    numbers = [_arg_float(x, f"{apath}[{i}]") for i, x in enumerate(args)]
+    if kind == "f64":
+        return _packed(cls, array("d", numbers))
+    # float32 storage unless a number needs a double (a double-precision build's vectors).
+    narrow = array("f", numbers)
+    exact = all(a == b or (a != a and b != b) for a, b in zip(narrow, numbers))
+    return _packed(cls, narrow if exact else array("d", numbers))
+
+
+def _packed(cls: type[Any], data: array[Any]) -> Any:
+    """A packed array holding ``data`` (flat numbers) as it is."""
+    result = cls.from_bytes(b"", data.typecode)
+    result.data = data
+    return result
+
+
+def _args_list(obj: dict[str, Any], path: str) -> list[Any]:
+    args = obj.get("args")
+    if not isinstance(args, list):
+        raise JSONFormatError(f"{obj.get('type')} needs an \"args\" list", path)
+    return args
+
+
+def _u64_field(obj: dict[str, Any], key: str, path: str, default: int | None = 0) -> int:
+    x = obj.get(key, default)
+    if type(x) is not int or not 0 <= x < 1 << 64:
+        raise JSONFormatError(f"{key} must be an integer 0 <= n < 2**64", f"{path}.{key}")
+    return x
+
+
+def _leaf_from_dict(type_name: str, obj: dict[str, Any], path: str) -> Any:
+    """Values of the ``{"type": ...}`` form that have no children."""
+    if type_name in JSON_ARGS:
+        args = _args_list(obj, path)
+        paths, build = JSON_ARGS[type_name]
+        if len(args) != len(paths):
+            raise JSONFormatError(f"{type_name} needs {len(paths)} args, got {len(args)}", path + ".args")
+        parts: list[Any]
+        if type_name in _INT_MATH:
+            parts = [_arg_int(x, f"{path}.args[{i}]", 32) for i, x in enumerate(args)]
+        else:
+            parts = [_arg_float(x, f"{path}.args[{i}]") for i, x in enumerate(args)]
+        return build(parts)
+    if type_name in PACKED_JSON:
+        return _packed_from_json(type_name, obj, path)
+    if type_name == "PackedStringArray":
+        args = _args_list(obj, path)
+        for i, s in enumerate(args):
+            if not isinstance(s, str):
+                raise JSONFormatError(f"a PackedStringArray holds strings, got {_kind(s)}", f"{path}.args[{i}]")
+        return t.PackedStringArray(args)
+    if type_name == "RID":
+        return t.RID(_u64_field(obj, "id", path))
+    if type_name == "Callable":
+        return t.Callable()
+    if type_name == "Signal":
+        name = obj.get("name", "")
+        if not isinstance(name, str):
+            raise JSONFormatError("Signal name must be a string", path + ".name")
+        return t.Signal(name, _u64_field(obj, "object_id", path))
+    if type_name == "EncodedObjectAsID":
+        return t.EncodedObjectAsID(_u64_field(obj, "object_id", path, None))
+    if type_name == "NodePath":
+        names, subnames, absolute = obj.get("names", []), obj.get("subnames", []), obj.get("absolute", False)
+        if not (isinstance(names, list) and isinstance(subnames, list) and all(isinstance(n, str) for n in names)
+                and all(isinstance(n, str) for n in subnames) and isinstance(absolute, bool)):
+            raise JSONFormatError("a NodePath object holds lists of strings names and subnames, and a boolean "
+                                  "absolute", path)
+        return t.NodePath(names=names, subnames=subnames, absolute=absolute)
+    if type_name in ("Nil", "bool", "int", "float", "String", "StringName"):
+        raise JSONFormatError(f"{type_name} is written as a plain JSON value or a prefixed string "
+                              "(\"i:1\", \"f:0.5\", \"s:text\", \"sn:name\", \"np:path\"), not an object", path)
+    raise JSONFormatError(f"unknown type {type_name!r} (an Object needs \"props\")", path)
+
+
+def _build_dictionary(key_type: Any, value_type: Any, typed: bool, pairs: list[Any]) -> Any:
+    """A dict when it holds the entries exactly, else a Dictionary (the decoder's rule)."""
+    if typed:
+        return t.TypedDictionary(key_type, value_type, zip(pairs[0::2], pairs[1::2]))
+    out: dict[Any, Any] = {}
+    for i in range(0, len(pairs), 2):
+        try:
+            n = len(out)
+            out.setdefault(pairs[i], pairs[i + 1])
+            if len(out) > n:
+                continue
+        except TypeError:  # an unhashable key such as an Array
+            pass
+        # Python cannot hash the key, or merged two keys Godot keeps apart (1, 1.0, true).
+        return t.Dictionary(zip(pairs[0::2], pairs[1::2]))
+    return out
+
+
+class _Frame:
+    """One JSON container being turned into a value."""
+
+    __slots__ = ("kind", "items", "children", "path", "index", "info")
+
+    def __init__(self, kind: str, children: list[Any], path: str, info: Any = None) -> None:
+        self.kind = kind  # "list", "Array", "Dictionary", "Object"
+        self.items: list[Any] = []
+        self.children = children
+        self.path = path
+        self.index = 0
+        self.info = info
+
+    def child_path(self) -> str:
+        i = self.index
+        if self.kind == "list":
+            return f"{self.path}[{i}]"
+        if self.kind == "Object":
+            return f"{self.path}.props[{i}]"
+        return f"{self.path}.args[{i}]"
+
+    def finish(self) -> Any:
+        if self.kind == "list":
+            return self.items
+        if self.kind == "Array":
+            return t.TypedArray(self.info, self.items)
+        if self.kind == "Dictionary":
+            key_type, value_type, typed = self.info
+            return _build_dictionary(key_type, value_type, typed, self.items)
+        props = dict(zip(self.items[0::2], self.items[1::2]))
+        return t.Object(self.info, props)
+
+
+def _open_frame(obj: Any, path: str) -> _Frame | None:
+    """A frame for a JSON container that holds values, or None when ``obj`` is a leaf."""
+    if isinstance(obj, list):
+        return _Frame("list", obj, path)
+    if not isinstance(obj, dict):
+        return None
+    type_name = obj.get("type")
+    if not isinstance(type_name, str):
+        raise JSONFormatError("an object needs a \"type\" string", path)
+    if "props" in obj:
+        props = obj["props"]
+        if not isinstance(props, list) or len(props) % 2:
+            raise JSONFormatError("props must be a list of name, value pairs", path + ".props")
+        if not type_name:
+            raise JSONFormatError("an Object needs a class name in \"type\"", path)
+        return _Frame("Object", props, path, type_name)
+    if type_name == "Array":
+        args = _args_list(obj, path)
+        if "elem_type" not in obj:
+            return _Frame("list", args, path + ".args")
+        element = _container_type_value(obj["elem_type"], path + ".elem_type")
+        return _Frame("Array", args, path, element) if element is not None else _Frame("list", args, path + ".args")
+    if type_name == "Dictionary":
+        args = _args_list(obj, path)
+        if len(args) % 2:
+            raise JSONFormatError("Dictionary args are key, value pairs: an even count", path + ".args")
+        typed = "key_type" in obj or "value_type" in obj
+        key_type = _container_type_value(obj["key_type"], path + ".key_type") if "key_type" in obj else None
+        value_type = _container_type_value(obj["value_type"], path + ".value_type") if "value_type" in obj else None
+        return _Frame("Dictionary", args, path, (key_type, value_type, typed))
+    return None
+
+
+def _leaf_from_json(obj: Any, path: str) -> Any:
+    if obj is None or type(obj) is bool:
+        return obj
+    if isinstance(obj, str):
+        return _scalar_from_text(obj, path)
+    if isinstance(obj, dict):
+        return _leaf_from_dict(obj["type"], obj, path)
+    if type(obj) in (int, float):
+        raise JSONFormatError(f"a bare JSON number ({obj!r}); write \"i:{obj}\" for an int or "
+                              f"\"f:{obj}\" for a float", path)
+    raise JSONFormatError(f"{_kind(obj)} is not JSON", path)
+
+
+def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """The value a JSON form stands for (ours or the engine's ``JSON.from_native`` output).
+
+    Raises :class:`JSONFormatError`, naming the path of the bad node, for
+    anything that is not a value in that form.
+    """
+    frame = _open_frame(obj, "$")
+    if frame is None:
+        return _leaf_from_json(obj, "$")
+    stack = [frame]
+    while True:
+        frame = stack[-1]
+        children = frame.children
+        while frame.index < len(children):
+            child = children[frame.index]
+            path = frame.child_path()
+            if frame.kind == "Object" and frame.index % 2 == 0:
+                if not isinstance(child, str):
+                    raise JSONFormatError(f"a property name is a string, got {_kind(child)}", path)
+                frame.items.append(child)
+                frame.index += 1
+                continue
+            sub = _open_frame(child, path)
+            if sub is not None:
+                if len(stack) > max_depth:
+                    raise JSONFormatError(f"value nested deeper than {max_depth} levels", path)
+                stack.append(sub)
+                break
+            frame.items.append(_leaf_from_json(child, path))
+            frame.index += 1
+        else:
+            value = stack.pop().finish()
+            if not stack:
+                return value
+            parent = stack[-1]
+            parent.items.append(value)
+            parent.index += 1
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _recursion_room(levels: int) -> Iterator[None]:
+    """Let the json module (which recurses) handle ``levels`` of nesting."""
+    old = sys.getrecursionlimit()
+    need = levels + 200
+    if need > old:
+        sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        if need > old:
+            sys.setrecursionlimit(old)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_WIDTH = 100
+
+
+_encode_string = json.encoder.encode_basestring
+
+
+def _scalar_json(x: Any) -> str:
+    """One JSON scalar; ``to_json`` never produces a non-finite float."""
+    if x is None:
+        return "null"
+    if x is True:
+        return "true"
+    if x is False:
+        return "false"
+    if type(x) is int:
+        return str(x)
+    if type(x) is float:
+        return repr(x)
+    text: str = _encode_string(x)
+    # Godot 3 strings may hold lone surrogates, which UTF-8 cannot: keep them escaped.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text
+
+
+def _tokens(node: list[Any] | dict[str, Any]) -> Iterator[Any]:
+    """The one-line text of a container, piece by piece; child containers are yielded as they are."""
+    if isinstance(node, list):
+        yield "["
+        for i, x in enumerate(node):
+            if i:
+                yield ", "
+            yield x if isinstance(x, (list, dict)) else _scalar_json(x)
+        yield "]"
+        return
+    yield "{"
+    for i, (k, v) in enumerate(node.items()):
+        if i:
+            yield ", "
+        yield _scalar_json(k) + ": "
+        yield v if isinstance(v, (list, dict)) else _scalar_json(v)
+    yield "}"
+
+
+def _inline(node: Any, limit: int) -> str | None:
+    """``node`` on one line if that takes at most ``limit`` characters, else None (found lazily)."""
+    if not isinstance(node, (list, dict)):
+        return _scalar_json(node)
+    parts: list[str] = []
+    size = 0
+    stack = [_tokens(node)]
+    while stack:
+        for piece in stack[-1]:
+            if not isinstance(piece, str):
+                stack.append(_tokens(piece))
+                break
+            size += len(piece)
+            if size > limit:
+                return None
+            parts.append(piece)
+        else:
+            stack.pop()
+    return "".join(parts)
+
+
+class _Token:
+    """Closing text in the work list of :func:`_pretty`."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _is_number_list(node: Any) -> bool:
+    return isinstance(node, list) and len(node) > 0 and all(
+        type(x) in (int, float) or x in ("inf", "-inf", "nan") for x in node)
+
+
+def _pretty(root: Any, indent: int) -> str:
+    """JSON laid out for editing: small containers on one line, number lists wrapped,
+    Dictionary args and Object props one key, value pair per line."""
+    out: list[str] = []
+    # Work items: (node, level, prefix, suffix, pairs)
+    todo: list[tuple[Any, int, str, str, bool]] = [(root, 0, "", "", False)]
+    while todo:
+        node, level, prefix, suffix, pairs = todo.pop()
+        if isinstance(node, _Token):
+            out.append(" " * (indent * level) + node.text + suffix)
+            continue
+        pad = " " * (indent * level)
+        room = _WIDTH - len(pad) - len(prefix) - len(suffix)
+        flat = _inline(node, max(room, 20)) if isinstance(node, (list, dict)) else _scalar_json(node)
+        if flat is not None:
+            out.append(pad + prefix + flat + suffix)
+            continue
+        if _is_number_list(node):
+            out.append(pad + prefix + "[")
+            inner = " " * (indent * (level + 1))
+            line = ""
+            for i, x in enumerate(node):
+                text = _scalar_json(x) + ("," if i < len(node) - 1 else "")
+                if line and len(inner) + len(line) + 1 + len(text) > _WIDTH:
+                    out.append(inner + line)
+                    line = text
+                else:
+                    line = f"{line} {text}" if line else text
+            out.append(inner + line)
+            out.append(pad + "]" + suffix)
+            continue
+        if isinstance(node, dict):
+            out.append(pad + prefix + "{")
+            todo.append((_Token("}"), level, "", suffix, False))
+            entries = list(node.items())
+            for i in range(len(entries) - 1, -1, -1):
+                key, child = entries[i]
+                comma = "," if i < len(entries) - 1 else ""
+                by_pairs = key in ("args", "props") and (node.get("type") == "Dictionary" or key == "props")
+                todo.append((child, level + 1, _scalar_json(key) + ": ", comma, by_pairs))
+            continue
+        out.append(pad + prefix + "[")
+        todo.append((_Token("]"), level, "", suffix, False))
+        n = len(node)
+        for i in range(n - 1, -1, -1):
+            comma = "," if i < n - 1 else ""
+            if pairs and i % 2 == 1:
+                key_text = _inline(node[i - 1], _WIDTH // 2)
+                if key_text is not None:
+                    todo.append((node[i], level + 1, key_text + ", ", comma, False))
+                    continue
+            if pairs and i % 2 == 0 and i + 1 < n and _inline(node[i], _WIDTH // 2) is not None:
+                continue  # written with its value
+            todo.append((node[i], level + 1, "", comma, False))
+    return "\n".join(out)
+
+
+def _depth(node: Any) -> int:
+    """How deeply a JSON form nests (for the recursion headroom of the json module)."""
+    deepest = 0
+    todo = [(node, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            todo.extend((x, level + 1) for x in item if isinstance(x, (list, dict)))
+        elif isinstance(item, dict):
+            deepest = max(deepest, level)
+            todo.extend((x, level + 1) for x in item.values() if isinstance(x, (list, dict)))
+    return deepest
+
+
+def dumps_json(value: Any, indent: int | None = 2, *, packed_base64: bool = False) -> str:
+    """``value`` as JSON text; ``indent=None`` writes one compact line.
+
+    With an indent, small containers stay on one line and number lists are
+    wrapped, so a save file stays readable and short enough to edit.
+    """
+    obj = to_json(value, packed_base64=packed_base64)
+    if indent is None:
+        with _recursion_room(2 * _depth(obj)):
+            text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _pretty(obj, indent)
+
+
+def _parse_documents(text: str) -> Iterator[tuple[int, Any]]:
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    pos, end = 0, len(text)
+    ws = re.compile(r"\s*")
+    pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+    while pos < end:
+        try:
+            obj, new = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            raise JSONFormatError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        except RecursionError:
+            raise JSONFormatError("JSON nested too deeply to read") from None
+        yield pos, obj
+        pos = ws.match(text, new).end()  # type: ignore[union-attr]
+
+
+def _reject_constant(name: str) -> Any:
+    raise JSONFormatError(f"{name} is not JSON; write \"f:{name.lower().replace('infinity', 'inf')}\" "
+                          "or, inside args, the string \"inf\", \"-inf\" or \"nan\"")
+
+
+def loads_json_documents(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> list[Any]:
+    """Every value of a text holding one or more JSON documents one after another.
+
+    ``godot-formats dump --json`` writes one document per ``store_var`` frame.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise JSONFormatError(f"JSON text is not UTF-8 (byte {e.start})") from None
+    with _recursion_room(2 * max_depth + 50):
+        docs = list(_parse_documents(text))
+    if not docs:
+        raise JSONFormatError("no JSON value in the text")
+    return [from_json(obj, max_depth=max_depth) for _, obj in docs]
+
+
+def loads_json(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """The value of JSON text written by :func:`dumps_json` or by ``JSON.stringify(JSON.from_native(v))``."""
+    values = loads_json_documents(text, max_depth=max_depth)
+    if len(values) > 1:
+        raise JSONFormatError(f"{len(values)} JSON documents where one was expected (use loads_json_documents)")
+    return values[0]
