@@ -22,10 +22,10 @@ from typing import IO, Any
 
 from . import types
 from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder
-from .dialects import Dialect, dialect_names, get_dialect
-from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
 from .convert import convert, convert_value, convert_with_report
 from .detect import Candidate, detect, is_ambiguous
+from .dialects import Dialect, dialect_names, get_dialect
+from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
 from .text import from_text, to_text
 from .types import *  # noqa: F401,F403  (the value model is part of the public API)
 

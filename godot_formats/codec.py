@@ -500,7 +500,7 @@ class Decoder:
             s = wide if (wide is not None and header & FLAG_64) else narrow
             if end - pos - 4 < s.size:
                 raise DecodeError(pos + 4, f"{name} needs {s.size} bytes, {max(end - pos - 4, 0)} left")
-            parts = s.unpack_from(buf, pos + 4)
+            parts: Any = s.unpack_from(buf, pos + 4)
             if s is wide and narrow_doubles:
                 parts = array("f", parts).tolist()
             return build(parts), pos + 4 + s.size

@@ -99,8 +99,8 @@ def values(dialect: str | Dialect, max_leaves: int = 12) -> st.SearchStrategy[An
             st.lists(children, max_size=4),
             st.dictionaries(st.one_of(TEXT, INT32), children, max_size=4),
             # keys Python cannot hold in a dict, or would merge: Godot keeps them apart
-            st.lists(st.tuples(st.one_of(st.lists(INT32, max_size=2), st.sampled_from([1, 1.0, True]), TEXT), children),
-                     max_size=4).map(t.Dictionary),
+            st.lists(st.tuples(st.one_of(st.lists(INT32, max_size=2), st.sampled_from([1, 1.0, True]), TEXT),
+                               children), max_size=4).map(t.Dictionary),
         ]
         if d.typed_arrays:
             options.append(st.sampled_from(sorted(BUILTIN_ELEMENT)).flatmap(
