@@ -106,7 +106,8 @@ def values(dialect: str | Dialect, max_leaves: int = 12) -> st.SearchStrategy[An
             options.append(st.sampled_from(sorted(BUILTIN_ELEMENT)).flatmap(
                 lambda name: st.lists(BUILTIN_ELEMENT[name], max_size=3).map(lambda xs: t.TypedArray(name, xs))))
         if d.typed_dictionaries:
-            options.append(st.dictionaries(TEXT, INT32, max_size=3).map(lambda m: t.TypedDictionary("String", "int", m)))
+            options.append(
+                st.dictionaries(TEXT, INT32, max_size=3).map(lambda m: t.TypedDictionary("String", "int", m)))
         return st.one_of(*options)
 
     return st.recursive(leaf, extend, max_leaves=max_leaves)
