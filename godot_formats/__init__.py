@@ -17,11 +17,10 @@ can be written in another.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import IO, Any
 
 from . import types
-from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder
+from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encoder_for
 from .convert import convert, convert_value, convert_with_report
 from .detect import Candidate, detect, is_ambiguous
 from .dialects import Dialect, dialect_names, get_dialect
@@ -40,16 +39,6 @@ __version__ = "0.1.0"
 DEFAULT_DIALECT = "godot4"
 
 
-@lru_cache(maxsize=64)
-def _decoder(dialect: Dialect, allow_objects: bool, max_depth: int) -> Decoder:
-    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
-
-
-@lru_cache(maxsize=64)
-def _encoder(dialect: Dialect, full_objects: bool, max_depth: int) -> Encoder:
-    return Encoder(dialect, full_objects=full_objects, max_depth=max_depth)
-
-
 def decode(
     data: bytes | bytearray | memoryview,
     dialect: str | Dialect = DEFAULT_DIALECT,
@@ -65,7 +54,7 @@ def decode(
     bytes were trailing (the engine ignores them; so does :func:`loads`).  ``end``
     limits the bytes the value may use, e.g. to one frame of a larger buffer.
     """
-    return _decoder(get_dialect(dialect), allow_objects, max_depth).decode(data, offset, end)
+    return decoder_for(get_dialect(dialect), allow_objects, max_depth).decode(data, offset, end)
 
 
 def loads(
@@ -91,7 +80,7 @@ def dumps(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """Encode one value, as ``var_to_bytes`` (or, with ``full_objects``, ``var_to_bytes_with_objects``)."""
-    return _encoder(get_dialect(dialect), full_objects, max_depth).encode(value)
+    return encoder_for(get_dialect(dialect), full_objects, max_depth).encode(value)
 
 
 def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, **options: Any) -> Any:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
+from functools import lru_cache
 from itertools import chain
 from typing import Any, Iterator
 from typing import Callable as _Fn
@@ -24,7 +25,7 @@ from . import types as t
 from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
 from .errors import DecodeError, EncodeError
 
-__all__ = ["Decoder", "Encoder", "DEFAULT_MAX_DEPTH"]
+__all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH"]
 
 #: The engines refuse values nested deeper than this (Variant::MAX_RECURSION_DEPTH).
 DEFAULT_MAX_DEPTH = 1024
@@ -538,6 +539,12 @@ class Decoder:
         return read
 
 
+@lru_cache(maxsize=64)
+def decoder_for(dialect: Dialect, allow_objects: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> Decoder:
+    """A shared Decoder for these options (building one builds its tables)."""
+    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
+
+
 class _Name(str):
     """A raw string (an Object property name) inside the writer's value stream."""
 
@@ -921,6 +928,12 @@ class Encoder:
             out += value.to_bytes(typecode)
 
         return write
+
+
+@lru_cache(maxsize=64)
+def encoder_for(dialect: Dialect, full_objects: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> Encoder:
+    """A shared Encoder for these options."""
+    return Encoder(dialect, full_objects=full_objects, max_depth=max_depth)
 
 
 def _float32_bytes(parts: Any) -> bytes:

@@ -35,10 +35,9 @@ import asyncio
 import io
 import socket
 import struct
-from functools import lru_cache
 from typing import IO, Any, AsyncIterator, Callable, Iterator, Literal, Protocol, Union
 
-from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder
+from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encoder_for
 from .dialects import Dialect, get_dialect
 from .errors import DecodeError, EncodeError
 
@@ -90,16 +89,6 @@ class _Sender(Protocol):
 
 
 # -- shared pieces -----------------------------------------------------------------
-
-
-@lru_cache(maxsize=64)
-def _decoder(dialect: Dialect, allow_objects: bool, max_depth: int) -> Decoder:
-    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
-
-
-@lru_cache(maxsize=64)
-def _encoder(dialect: Dialect, full_objects: bool, max_depth: int) -> Encoder:
-    return Encoder(dialect, full_objects=full_objects, max_depth=max_depth)
 
 
 def _prefix(byteorder: str) -> struct.Struct:
@@ -194,7 +183,7 @@ def dumps_framed(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """The bytes of ``store_var(value)`` / ``put_var(value)``: a u32 length, then the value."""
-    return _frame(_encoder(get_dialect(dialect), full_objects, max_depth), _prefix(byteorder), value)
+    return _frame(encoder_for(get_dialect(dialect), full_objects, max_depth), _prefix(byteorder), value)
 
 
 def _frame(encoder: Encoder, prefix: struct.Struct, value: Any) -> bytes:
@@ -219,7 +208,7 @@ def decode_framed(
 ) -> tuple[Any, int]:
     """Decode the frame that starts at ``offset``; return ``(value, end)``, ``end`` being the next frame's offset."""
     view = data if isinstance(data, bytes) else memoryview(data).cast("B")
-    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
     return _decode_frame_at(view, offset, decoder, byteorder, _limit(max_packet_size, byteorder))
 
 
@@ -235,11 +224,8 @@ def _decode_frame_at(view: bytes | memoryview, offset: int, decoder: Decoder, by
     end = start + length
     if end > len(view):
         raise _cut(offset, length, len(view) - start)
-    if end == len(view):  # the last frame: decode in place, offsets are already right
-        return decoder.decode(view, start)[0], end
-    # Otherwise decode a copy of just this frame, so the value cannot run into the next one.
-    frame = view[start:end]
-    return _decode_payload(frame if isinstance(frame, bytes) else frame.tobytes(), decoder, start), end
+    # Decoded in place, bounded by the frame, so the value cannot run into the next one.
+    return decoder.decode(view, start, end)[0], end
 
 
 def loads_framed(
@@ -274,7 +260,7 @@ def iter_framed(
     Stops at the end of the data when it falls between two frames; data that
     ends inside a frame raises :class:`FramingError`.
     """
-    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)  # options are checked now,
+    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)  # options are checked now,
     limit = _limit(max_packet_size, byteorder)  # not at the first next()
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _iter_buffer(source, decoder, byteorder, limit)
@@ -341,7 +327,7 @@ def read_framed(
     frame), :class:`FramingError` when the file ends inside a frame; offsets in
     errors are file positions when the file can tell them.
     """
-    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
     return _read_frame(fp.read, _position(fp), decoder, byteorder, _limit(max_packet_size, byteorder))[0]
 
 
@@ -375,7 +361,7 @@ class FrameDecoder:
         max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> None:
-        self._decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+        self._decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
         self._byteorder = byteorder
         self._limit = _limit(max_packet_size, byteorder)
         self._buffer = bytearray()
@@ -459,7 +445,7 @@ def recv_value(
     :class:`FramingError` when it closed inside one.  Error offsets count from
     the start of this frame (:class:`VariantSocket` counts from the connection's).
     """
-    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
     return _read_frame(sock.recv, 0, decoder, byteorder, _limit(max_packet_size, byteorder))[0]
 
 
@@ -505,8 +491,8 @@ class VariantSocket:
     ) -> None:
         self.socket = sock
         self.dialect = get_dialect(dialect)
-        self._decoder = _decoder(self.dialect, allow_objects, max_depth)
-        self._encoder = _encoder(self.dialect, full_objects, max_depth)
+        self._decoder = decoder_for(self.dialect, allow_objects, max_depth)
+        self._encoder = encoder_for(self.dialect, full_objects, max_depth)
         self._prefix = _prefix(byteorder)
         self._byteorder = byteorder
         self._limit = _limit(max_packet_size, byteorder)
@@ -583,7 +569,7 @@ async def read_value(
     plain DecodeError means the frame was consumed and the next can be read.
     Error offsets count from the start of this frame.
     """
-    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
     return (await _read_frame_async(reader, 0, decoder, byteorder, _limit(max_packet_size, byteorder)))[0]
 
 
@@ -600,7 +586,7 @@ async def read_values(
 
     Error offsets count from the first byte this iterator read.
     """
-    decoder = _decoder(get_dialect(dialect), allow_objects, max_depth)
+    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
     limit = _limit(max_packet_size, byteorder)
     pos = 0
     while True:
@@ -650,7 +636,7 @@ def encode_packet(
     Like the engine (``encode_buffer_max_size``), refuses a value whose
     encoding is larger than ``max_packet_size``.
     """
-    data = _encoder(get_dialect(dialect), full_objects, max_depth).encode(value)
+    data = encoder_for(get_dialect(dialect), full_objects, max_depth).encode(value)
     if len(data) > max_packet_size:
         raise EncodeError(f"encoded value is {len(data)} bytes, more than max_packet_size ({max_packet_size})")
     return data
@@ -667,4 +653,4 @@ def decode_packet(
     """``PacketPeer.get_var``: one datagram is one value (bytes after it are ignored, as the engine does)."""
     if len(packet) > max_packet_size:
         raise DecodeError(0, f"packet of {len(packet)} bytes is larger than max_packet_size ({max_packet_size})")
-    return _decoder(get_dialect(dialect), allow_objects, max_depth).decode(packet)[0]
+    return decoder_for(get_dialect(dialect), allow_objects, max_depth).decode(packet)[0]
