@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import IO, Any
 
 from . import types
-from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encoder_for
+from .codec import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, Decoder, Encoder, decoder_for, encoder_for
 from .convert import convert, convert_value, convert_with_report
 from .detect import Candidate, detect, is_ambiguous
 from .dialects import Dialect, dialect_names, get_dialect
@@ -47,14 +47,22 @@ def decode(
     end: int | None = None,
     allow_objects: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    max_size: int = DEFAULT_MAX_SIZE,
+    max_elements: int | None = None,
 ) -> tuple[Any, int]:
     """Decode the value that starts at ``offset``; return ``(value, value_end)``.
 
     ``value_end`` is the offset just past the value, so ``len(data) - value_end``
     bytes were trailing (the engine ignores them; so does :func:`loads`).  ``end``
     limits the bytes the value may use, e.g. to one frame of a larger buffer.
+
+    Limits for untrusted input (docs/security.md): ``max_depth`` nesting levels
+    (the engines' 1024), ``max_size`` bytes of input (the engines' int32 lengths),
+    ``max_elements`` Array, Dictionary and Object elements in all (no limit by
+    default: every count is already checked against the bytes that are left).
     """
-    return decoder_for(get_dialect(dialect), allow_objects, max_depth).decode(data, offset, end)
+    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth, max_size, max_elements)
+    return decoder.decode(data, offset, end)
 
 
 def loads(
@@ -63,13 +71,17 @@ def loads(
     *,
     allow_objects: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    max_size: int = DEFAULT_MAX_SIZE,
+    max_elements: int | None = None,
 ) -> Any:
     """Decode one value, as ``bytes_to_var`` does (trailing bytes are ignored).
 
     Full Objects are refused unless ``allow_objects=True``; even then they are
-    inert :class:`~godot_formats.types.Object` data, never code.
+    inert :class:`~godot_formats.types.Object` data, never code.  The limits are
+    those of :func:`decode`.
     """
-    return decode(data, dialect, allow_objects=allow_objects, max_depth=max_depth)[0]
+    return decode(data, dialect, allow_objects=allow_objects, max_depth=max_depth, max_size=max_size,
+                  max_elements=max_elements)[0]
 
 
 def dumps(

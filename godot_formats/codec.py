@@ -25,10 +25,12 @@ from . import types as t
 from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
 from .errors import DecodeError, EncodeError
 
-__all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH"]
+__all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE"]
 
 #: The engines refuse values nested deeper than this (Variant::MAX_RECURSION_DEPTH).
 DEFAULT_MAX_DEPTH = 1024
+#: The engines take a buffer length as an int32: no value is larger than this.
+DEFAULT_MAX_SIZE = 0x7FFFFFFF
 
 FLAG_64 = 1 << 16  # INT/FLOAT 64-bit payload; math types in double builds; OBJECT as id
 NODE_PATH_NEW_FORMAT = 0x80000000
@@ -73,10 +75,14 @@ class Decoder:
         *,
         allow_objects: bool = False,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        max_size: int = DEFAULT_MAX_SIZE,
+        max_elements: int | None = None,
     ) -> None:
         self.dialect = dialect
         self.allow_objects = allow_objects
         self.max_depth = max_depth
+        self.max_size = max_size
+        self.max_elements = max_elements
         self._utf8_errors = "surrogatepass" if dialect.utf8_surrogates else "strict"
         readers: list[_Fn[..., tuple[Any, int]] | None] = [None] * len(dialect.types)
         containers: dict[int, int] = {}
@@ -112,6 +118,11 @@ class Decoder:
         """
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
         end = len(buf) if end is None else min(end, len(buf))
+        if end - offset > self.max_size:
+            raise DecodeError(offset, f"{end - offset} bytes of input exceed max_size={self.max_size}")
+        # Elements of Arrays, Dictionaries and Objects still allowed (packed arrays hold no
+        # Python object per element and do not count).
+        elements_left = self.max_elements if self.max_elements is not None else -1
         readers, containers = self._readers, self._containers
         n_readers = len(readers)
         mask, max_depth = self.dialect.type_mask, self.max_depth
@@ -134,7 +145,16 @@ class Decoder:
                 if kind is None:
                     raise DecodeError(pos, f"unknown type id {type_id} (header 0x{header:08x}); "
                                            f"{self.dialect.name} has ids 0-{self.dialect.variant_max - 1}")
+                start = pos
                 frame, value, pos = self._open(kind, buf, pos, header, end)
+                if elements_left >= 0:
+                    if frame is not None:
+                        elements_left -= frame[2] // 2 if kind == _DICT else frame[2]
+                    elif kind == _ARRAY:
+                        elements_left -= len(value)
+                    if elements_left < 0:
+                        raise DecodeError(start, f"more than max_elements={self.max_elements} Array elements, "
+                                                 "Dictionary entries and Object properties")
                 if frame is not None:
                     stack.append(frame)
                     # Every value inside this container sits one level deeper.
@@ -540,9 +560,16 @@ class Decoder:
 
 
 @lru_cache(maxsize=64)
-def decoder_for(dialect: Dialect, allow_objects: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> Decoder:
+def decoder_for(
+    dialect: Dialect,
+    allow_objects: bool = False,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_size: int = DEFAULT_MAX_SIZE,
+    max_elements: int | None = None,
+) -> Decoder:
     """A shared Decoder for these options (building one builds its tables)."""
-    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
+    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth, max_size=max_size,
+                   max_elements=max_elements)
 
 
 class _Name(str):

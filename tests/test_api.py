@@ -128,3 +128,14 @@ def test_deeply_nested_dictionary_keys() -> None:
     assert t.godot_key([[1], 2]) != t.godot_key([[1, 2]])
     assert t.godot_key("k") == t.godot_key(t.StringName("k"))
     assert len({t.godot_key(1), t.godot_key(1.0), t.godot_key(True)}) == 3
+
+
+def test_size_and_element_limits() -> None:
+    blob = gf.dumps([[1, 2], {"a": 3}, "x"])
+    assert gf.loads(blob, max_elements=6) == [[1, 2], {"a": 3}, "x"]  # 3 elements + 2 elements + 1 entry
+    with pytest.raises(gf.DecodeError, match="max_elements=5"):
+        gf.loads(blob, max_elements=5)
+    with pytest.raises(gf.DecodeError, match="max_size=16") as info:
+        gf.loads(blob, max_size=16)
+    assert info.value.offset == 0
+    assert gf.loads(gf.dumps(t.PackedInt32Array(range(100))), max_elements=0) == t.PackedInt32Array(range(100))
