@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,38 +47,28 @@ MAX_SEED_BYTES = 16384
 TOLERATED_ENCODE_ERRORS: dict[str, str] = {}
 
 
-def _walk(value: Any) -> Iterator[Any]:
-    """Every value nested in ``value`` (iteratively: decoded values can be 1025 deep)."""
-    todo = [value]
-    while todo:
-        v = todo.pop()
-        yield v
-        if isinstance(v, (list, tuple)):
-            todo.extend(v)
-        elif hasattr(v, "items") and callable(v.items):
-            for k, item in v.items():
-                todo.extend((k, item))
-        elif type(v).__name__ == "Object" and hasattr(v, "properties"):
-            todo.extend(v.properties.values())
-
-
-def _psa_element_ends_with_nul(dialect: Any, value: Any) -> bool:
-    return not dialect.packed_string_nul and any(
-        type(v).__name__ == "PackedStringArray" and any(s.endswith("\0") for s in v) for v in _walk(value)
-    )
-
-
-#: Codec bugs already reported (each has a failing regression test in
-#: tests/test_hostile.py); an input that trips only one of these is counted, not
-#: saved, so one hour of fuzzing is not spent rediscovering it.  Set
-#: GF_FUZZ_STRICT=1 to treat them as crashes again (e.g. to check a fix).
-KNOWN_FINDINGS: dict[str, Callable[[Any, Any], bool]] = {
-    # docs-* dialects write PackedStringArray elements without a NUL but the
-    # decoder still strips a trailing one: ["a\0"] reads back as ["a"].
-    "psa-trailing-nul-in-docs-dialects": _psa_element_ends_with_nul,
-}
+#: Findings already reported and not fixed yet, so that a long run looks for new
+#: ones instead of rediscovering these: name -> predicate on (dialect, decoded
+#: value) for a failed check, and name -> predicate on the exception for one out
+#: of decode().  Each entry needs a failing regression test in tests/test_hostile.py
+#: and its input in fuzz/crashes/.  GF_FUZZ_STRICT=1 ignores them (to confirm a fix).
+#: Empty: the three findings so far are fixed (fuzz/README.md).  The form of an entry
+#: that was here until the fix:  "psa-trailing-nul-in-docs-dialects": lambda d, v:
+#: not d.packed_string_nul and any(s.endswith("\0") for s in <PackedStringArrays in v>)
+KNOWN_FINDINGS: dict[str, Callable[[Any, Any], bool]] = {}
+KNOWN_DECODE_FAILURES: dict[str, Callable[[BaseException], bool]] = {}
 KNOWN_HITS: dict[str, int] = {}
 STRICT = os.environ.get("GF_FUZZ_STRICT") == "1"
+
+
+def _known_failure(error: BaseException) -> bool:
+    if STRICT:
+        return False
+    for name, predicate in KNOWN_DECODE_FAILURES.items():
+        if predicate(error):
+            KNOWN_HITS[name] = KNOWN_HITS.get(name, 0) + 1
+            return True
+    return False
 
 
 def _known(dialect: Any, value: Any) -> bool:
@@ -93,7 +83,7 @@ def _known(dialect: Any, value: Any) -> bool:
 
 def _import_package() -> Any:
     try:
-        import atheris
+        import atheris  # type: ignore[import-untyped]
     except ImportError:  # replaying without atheris still works
         import godot_formats
         return godot_formats
@@ -116,7 +106,7 @@ def _tolerated(error: Exception) -> bool:
     return any(re.search(pattern, str(error)) for pattern in TOLERATED_ENCODE_ERRORS)
 
 
-def check(data: bytes) -> None:
+def check(data: bytes, _retimed: bool = False) -> None:
     """The fuzz target: raises AssertionError (or whatever leaked) on a finding."""
     started = time.perf_counter()
     for name, allow, decoder, encoder in PAIRS:
@@ -126,6 +116,10 @@ def check(data: bytes) -> None:
         except gf.DecodeError as e:
             assert isinstance(e.offset, int) and 0 <= e.offset <= len(data), f"{where}: offset {e.offset} ({e})"
             continue
+        except Exception as e:
+            if _known_failure(e):
+                continue
+            raise
         assert 4 <= end <= len(data), f"{where}: end {end} of {len(data)}"
         try:
             first = encoder.encode(value)
@@ -139,8 +133,17 @@ def check(data: bytes) -> None:
         if first != second and not _known(decoder.dialect, value):
             raise AssertionError(f"{where}: not a fixed point\n{first.hex()}\n{second.hex()}")
     elapsed = time.perf_counter() - started
-    if elapsed > SLOW_SECONDS:
-        _save("slow", data, f"{elapsed:.2f} s for {len(data)} bytes")
+    if elapsed > SLOW_SECONDS and not _retimed:
+        # Both cores are shared: only an input that is slow every time is a finding.
+        elapsed = min([elapsed] + [_timed(data) for _ in range(2)])
+        if elapsed > SLOW_SECONDS:
+            _save("slow", data, f"{elapsed:.2f} s for {len(data)} bytes")
+
+
+def _timed(data: bytes) -> float:
+    started = time.perf_counter()
+    check(data, _retimed=True)
+    return time.perf_counter() - started
 
 
 def _save(kind: str, data: bytes, why: str) -> None:
@@ -188,6 +191,7 @@ def main() -> None:
         return
     import atheris
 
+    print(f"fuzzing {gf.__file__} in {len(PAIRS) // 2} dialects", file=sys.stderr, flush=True)
     atheris.Setup(sys.argv, test_one_input)
     atheris.Fuzz()
 
