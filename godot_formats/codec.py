@@ -52,6 +52,7 @@ _HEADER_I32 = struct.Struct("<Ii")
 _HEADER_F32 = struct.Struct("<If")
 _HEADER_U32 = struct.Struct("<II")
 _PADDING = (b"", b"\0", b"\0\0", b"\0\0\0")
+_BUFFER_TYPES = (bytes, bytearray, memoryview)
 _COMPONENT_FORMATS = {F32: ("f", 4), I32: ("i", 4), "i64": ("q", 8), "f64": ("d", 8)}
 
 # Frame kinds of the decoder's explicit stack.
@@ -491,11 +492,24 @@ class Decoder:
             raise DecodeError(pos, f"PackedStringArray count {count} needs at least {count * 4} bytes, {left} left")
         pos += 4
         out = t.PackedStringArray()
-        read = self.read_string
+        append, errors, u32 = out.append, self._utf8_errors, u32_at
         nul = self.dialect.packed_string_nul
         for _ in range(count):
-            s, pos = read(buf, pos, end, "PackedStringArray element")
-            out.append(s[:-1] if nul and s.endswith("\0") else s)
+            # Inline for speed; anything odd goes through read_string, which raises.
+            n = u32(buf, pos)[0] if end - pos >= 4 else -1
+            stop = pos + 4 + n
+            if 0 < n <= INT32_MAX and stop + (-n & 3) <= end:
+                try:
+                    # The element's own NUL (inside its length) is not part of the text.
+                    text = str(buf[pos + 4:stop - 1 if nul and buf[stop - 1] == 0 else stop], "utf-8", errors)
+                except UnicodeDecodeError:
+                    pass
+                else:
+                    append(text)
+                    pos = stop + (-n & 3)
+                    continue
+            text, pos = self.read_string(buf, pos, end, "PackedStringArray element")
+            append(text[:-1] if nul and text.endswith("\0") else text)
         return out, pos
 
     def _read_packed_count(self, buf: Any, pos: int, end: int, size: int, what: str) -> tuple[int, int]:
@@ -551,7 +565,7 @@ class Decoder:
             else:
                 count, start = self._read_packed_count(buf, pos, end, size * width, name)
             stop = start + count * size * width
-            packed = cls.from_bytes(buf[start:stop], tc)
+            packed = cls.from_bytes(memoryview(buf)[start:stop], tc)  # one copy: into the array
             if tc == "d" and narrow_doubles:
                 packed.data = array("f", packed.data)  # into the engine's 32-bit real_t
             return packed, stop
@@ -627,11 +641,21 @@ class Encoder:
         }
         for name, row in MATH_TYPES.items():
             writers[row.cls] = self._math_writer(name)
+        self._packed_heads: dict[type, tuple[_Fn[[int], bytes], str]] = {}
         for name, (cls, component) in PACKED_TYPES.items():
             writers[cls] = self._packed_writer(name, component)
         self._writers = writers
 
     def encode(self, value: Any) -> bytes:
+        if type(value) in _BUFFER_TYPES:
+            # A lone big buffer (a PackedByteArray save, an image) is copied once, not
+            # into a bytearray and then out of it.
+            n = memoryview(value).nbytes
+            header = _HEADER_U32.pack(self._header("PackedByteArray"), n)
+            return b"".join((header, value, _PADDING[-n & 3]))
+        packed = self._packed_heads.get(type(value))
+        if packed is not None and value.data.typecode == packed[1] and not _BIG_ENDIAN:
+            return b"".join((packed[0](len(value)), value.data))  # likewise a lone packed array
         out = bytearray()
         self.encode_into(out, value)
         return bytes(out)
@@ -948,12 +972,18 @@ class Encoder:
         flag = FLAG_64 if wide else 0
         count_size = self.dialect.int64_array_count_size if component == "i64" else 4
 
-        def write(out: bytearray, value: t.PackedArray) -> None:
-            out += pack_u32(self._header(name) | flag)
-            n = len(value)
-            out += _u64.pack(n) if count_size == 8 else pack_u32(n)
-            out += value.to_bytes(typecode)
+        def head(n: int) -> bytes:
+            """The header and the element count."""
+            return pack_u32(self._header(name) | flag) + (_u64.pack(n) if count_size == 8 else pack_u32(n))
 
+        def write(out: bytearray, value: t.PackedArray) -> None:
+            out += head(len(value))
+            if value.data.typecode == typecode and not _BIG_ENDIAN:
+                out += value.data  # the array's own buffer: no intermediate copy
+            else:
+                out += value.to_bytes(typecode)
+
+        self._packed_heads[PACKED_TYPES[name][0]] = (head, typecode)
         return write
 
 
