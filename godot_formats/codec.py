@@ -21,6 +21,8 @@ from itertools import chain
 from typing import Any, Iterator
 from typing import Callable as _Fn
 
+import attrs
+
 from . import types as t
 from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
 from .errors import DecodeError, EncodeError
@@ -55,8 +57,81 @@ _PADDING = (b"", b"\0", b"\0\0", b"\0\0\0")
 _BUFFER_TYPES = (bytes, bytearray, memoryview)
 _COMPONENT_FORMATS = {F32: ("f", 4), I32: ("i", 4), "i64": ("q", 8), "f64": ("d", 8)}
 
-# Frame kinds of the decoder's explicit stack.
-_ARRAY, _DICT, _OBJECT = 0, 1, 2
+# Frame kinds of the decoder's explicit stack: an Array, a Dictionary waiting
+# for a key or for a value, an Object, the top level.
+_ARRAY, _PAIRS, _OBJECT, _TOP = 0, 1, 2, 3
+_DICT = _PAIRS
+
+
+def _dictionary(pairs: list[Any], types: tuple[Any, Any] | None) -> Any:
+    """The Dictionary whose keys and values were read, in turn, into ``pairs``."""
+    it = iter(pairs)
+    if types is not None:
+        return t.TypedDictionary(types[0], types[1], zip(it, it))
+    try:
+        result = dict(zip(it, it))
+    except TypeError:  # a key Python cannot hash, such as an Array
+        pass
+    else:
+        if 2 * len(result) == len(pairs):
+            return result
+    # Python merged keys that Godot keeps apart (1, 1.0 and true), or could not
+    # hash one: Godot's own key rules apply.  A key repeated in the bytes is
+    # merged the engine's way: the last value wins.
+    it = iter(pairs)
+    return t.Dictionary(zip(it, it))
+
+
+def _utf8(raw: Any) -> str:
+    return str(raw, "utf-8")
+
+
+def _builder(row: Any) -> _Fn[[Any], Any]:
+    """How a math reader builds its value: ``row.from_wire``, or for a flat type
+    (Vector2/3/4, Quaternion, Color and the int vectors) something 2x faster.
+
+    Decoded components are already floats (or ints), so attrs' converters and
+    frozen-instance checks in ``__init__`` are pure cost here: the fields are set
+    through their slot descriptors instead.
+    """
+    cls = row.cls
+    names = [f.name for f in attrs.fields(cls)] if attrs.has(cls) else []
+    if not 2 <= len(names) == row.count <= 4 or not all(n in getattr(cls, "__slots__", ()) for n in names):
+        return row.from_wire  # type: ignore[no-any-return]
+    sample = cls(*range(row.count))
+    if tuple(row.to_wire(sample)) != tuple(getattr(sample, n) for n in names):
+        return row.from_wire  # type: ignore[no-any-return]
+    new = object.__new__
+    setters = [cls.__dict__[n].__set__ for n in names]
+    if len(setters) == 2:
+        sx, sy = setters
+
+        def build2(c: Any) -> Any:
+            o = new(cls)
+            sx(o, c[0])
+            sy(o, c[1])
+            return o
+        return build2
+    if len(setters) == 3:
+        sx, sy, sz = setters
+
+        def build3(c: Any) -> Any:
+            o = new(cls)
+            sx(o, c[0])
+            sy(o, c[1])
+            sz(o, c[2])
+            return o
+        return build3
+    sx, sy, sz, sw = setters
+
+    def build4(c: Any) -> Any:
+        o = new(cls)
+        sx(o, c[0])
+        sy(o, c[1])
+        sz(o, c[2])
+        sw(o, c[3])
+        return o
+    return build4
 
 
 def _pad4(n: int) -> int:
@@ -108,7 +183,9 @@ class Decoder:
             float_id if float_id is not None and dialect.float_format != "f64" else -1,
             string_id if string_id is not None else -1,
         )
-        self._scalar_run = self._make_scalar_run()
+        # Headers of an untyped Array / Dictionary (no flag bits), opened inline.
+        array_id, dict_id = dialect.type_id("Array"), dialect.type_id("Dictionary")
+        self._container_headers = (-1 if array_id is None else array_id, -1 if dict_id is None else dict_id)
 
     # -- the main loop -------------------------------------------------------
 
@@ -116,6 +193,11 @@ class Decoder:
         """Decode the value at ``offset``; return it and the offset just after it.
 
         ``end`` bounds the value (e.g. a frame inside a larger buffer) without copying.
+        The innermost open container lives in local variables (``kind``,
+        ``items``, ``add``, ``left``, ``key``) and outer ones wait on ``stack``:
+        delivering a value, the thing done once per value, is then a few local
+        operations -- no frame indexing, no call.  Scalars commonest in save
+        data are read inline, untyped Arrays and Dictionaries are opened inline.
         """
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
         end = len(buf) if end is None else min(end, len(buf))
@@ -127,145 +209,118 @@ class Decoder:
         readers, containers = self._readers, self._containers
         n_readers = len(readers)
         mask, max_depth = self.dialect.type_mask, self.max_depth
-        scalar_run, finish = self._scalar_run, self._finish
-        # A frame is [kind, items, wanted, extra]: an Array wants its elements, a
-        # Dictionary its keys and values in turn (built when complete), an Object
-        # its property values (names are read between them, kept in extra).
-        stack: list[list[Any]] = []
+        h_int, h_float, h_string = self._fast_headers
+        h_array, h_dict = self._container_headers
+        uniform = self._uniform_run
+        # Strict UTF-8 is all valid input needs; anything else (surrogates a
+        # dialect accepts, errors) goes to the table reader, which knows the rules.
+        text: _Fn[[Any], str] = bytes.decode if type(buf) is bytes else _utf8
+        u32, i32, f32 = u32_at, i32_at, _f32.unpack_from
+        stack: list[tuple[Any, ...]] = []
+        kind: int = _TOP
+        items: Any = None  # the innermost open container's list (or Object)
+        add: Any = None  # its append
+        left = 0  # values it still wants
+        key: Any = None  # a Dictionary's types, an Object's pending property name
+        value: Any = None
         pos = offset
         while True:
             if end - pos < 4:
                 raise DecodeError(pos, f"expected a 4-byte type header, {max(end - pos, 0)} byte(s) left")
-            header = u32_at(buf, pos)[0]
-            type_id = header & mask
-            reader = readers[type_id] if type_id < n_readers else None
-            if reader is not None:
-                value, pos = reader(buf, pos, header, end)
-            else:
-                kind = containers.get(type_id)
-                if kind is None:
-                    raise DecodeError(pos, f"unknown type id {type_id} (header 0x{header:08x}); "
-                                           f"{self.dialect.name} has ids 0-{self.dialect.variant_max - 1}")
-                start = pos
-                frame, value, pos = self._open(kind, buf, pos, header, end)
+            header = u32(buf, pos)[0]
+            if header == h_string and end - pos >= 8 and (
+                    (stop := pos + 8 + (n := u32(buf, pos + 4)[0])) + (-n & 3) <= end and n <= INT32_MAX):
+                try:
+                    value = text(buf[pos + 8:stop])
+                    pos = stop + (-n & 3)
+                except UnicodeDecodeError:
+                    value, pos = readers[header](buf, pos, header, end)  # type: ignore[misc]
+            elif header == h_int and end - pos >= 8:
+                value = i32(buf, pos + 4)[0]
+                pos += 8
+            elif header == h_float and end - pos >= 8:
+                value = f32(buf, pos + 4)[0]
+                pos += 8
+            elif header == h_dict and end - pos >= 8 and (
+                    count := u32(buf, pos + 4)[0] & COUNT_MASK) * 8 <= end - pos - 8:
                 if elements_left >= 0:
-                    if frame is not None:
-                        elements_left -= frame[2] // 2 if kind == _DICT else frame[2]
-                    elif kind == _ARRAY:
-                        elements_left -= len(value)
+                    elements_left -= count
                     if elements_left < 0:
-                        raise DecodeError(start, f"more than max_elements={self.max_elements} Array elements, "
-                                                 "Dictionary entries and Object properties")
-                if frame is not None:
-                    stack.append(frame)
-                    # Every value inside this container sits one level deeper.
+                        raise DecodeError(pos, f"more than max_elements={self.max_elements} Array elements, "
+                                               "Dictionary entries and Object properties")
+                pos += 8
+                if count:
+                    stack.append((kind, items, add, left, key))
                     if len(stack) > max_depth:
                         raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
-                    if kind == _OBJECT:
-                        continue
-                    pos = scalar_run(buf, pos, end, frame[1], frame[2])
-                    if len(frame[1]) < frame[2]:
-                        continue
-                    value = finish(stack.pop())
-            # Deliver the finished value to the containers waiting for it.
-            while stack:
-                frame = stack[-1]
-                items = frame[1]
-                items.append(value)
-                if len(items) < frame[2]:
-                    if frame[0] == _OBJECT:
-                        name, pos = self.read_string(buf, pos, end, "property name", self._padded_names)
-                        frame[3].append(name)
-                        break
-                    pos = scalar_run(buf, pos, end, items, frame[2])
-                    if len(items) < frame[2]:
-                        break
-                value = finish(stack.pop())
+                    items = []
+                    kind, add, left, key = _PAIRS, items.append, 2 * count, None
+                    continue
+                value = {}
+            elif header == h_array and end - pos >= 8 and (
+                    count := u32(buf, pos + 4)[0] & COUNT_MASK) * 4 <= end - pos - 8:
+                if elements_left >= 0:
+                    elements_left -= count
+                    if elements_left < 0:
+                        raise DecodeError(pos, f"more than max_elements={self.max_elements} Array elements, "
+                                               "Dictionary entries and Object properties")
+                pos += 8
+                value = []
+                if count >= 16:
+                    pos = uniform(buf, pos, end, value, count)
+                if len(value) < count:
+                    stack.append((kind, items, add, left, key))
+                    if len(stack) > max_depth:
+                        raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
+                    kind, items, add, left, key = _ARRAY, value, value.append, count, None
+                    continue
             else:
-                return value, pos
-
-    def _make_scalar_run(self) -> _Fn[[Any, int, int, list[Any], int], int]:
-        """The inner loop: append values that are not containers to ``items`` while they come.
-
-        Most of a save file is scalars inside containers.  Reading them here, in
-        one tight loop with the commonest three (int32, float32, String) inline and
-        every other non-container type through its table reader, keeps the frame
-        machinery of :meth:`decode` for the containers themselves.  Anything odd
-        about the inline three (short input, bad UTF-8) is left to their table
-        reader, which raises the proper error.  Returns the new offset.
-        """
-        h_int, h_float, h_string = self._fast_headers
-        errors = self._utf8_errors
-        readers, mask = self._readers, self.dialect.type_mask
-        n_readers = len(readers)
-        u32, i32, f32 = u32_at, i32_at, _f32.unpack_from
-
-        def scalar_run(buf: Any, pos: int, end: int, items: list[Any], wanted: int) -> int:
-            append = items.append
-            left = wanted - len(items)
-            while left and end - pos >= 4:
-                header = u32(buf, pos)[0]
-                if header == h_string and end - pos >= 8:
-                    n = u32(buf, pos + 4)[0]
-                    stop = pos + 8 + n
-                    if stop + (-n & 3) <= end and n <= INT32_MAX:
-                        try:
-                            append(str(buf[pos + 8:stop], "utf-8", errors))
-                            pos = stop + (-n & 3)
-                            left -= 1
-                            continue
-                        except UnicodeDecodeError:
-                            pass
-                elif header == h_int and end - pos >= 8:
-                    append(i32(buf, pos + 4)[0])
-                    pos += 8
-                    left -= 1
-                    continue
-                elif header == h_float and end - pos >= 8:
-                    append(f32(buf, pos + 4)[0])
-                    pos += 8
-                    left -= 1
-                    continue
                 type_id = header & mask
                 reader = readers[type_id] if type_id < n_readers else None
-                if reader is None:
-                    break  # a container, or an unknown type: decode() deals with it
-                value, pos = reader(buf, pos, header, end)
-                append(value)
-                left -= 1
-            return pos
+                if reader is not None:
+                    value, pos = reader(buf, pos, header, end)
+                else:
+                    ckind = containers.get(type_id)
+                    if ckind is None:
+                        raise DecodeError(pos, f"unknown type id {type_id} (header 0x{header:08x}); "
+                                               f"{self.dialect.name} has ids 0-{self.dialect.variant_max - 1}")
+                    start = pos
+                    frame, value, pos = self._open(ckind, buf, pos, header, end)
+                    if elements_left >= 0:
+                        if frame is not None:
+                            elements_left -= frame[2] // 2 if frame[0] == _PAIRS else frame[2]
+                        elif ckind == _ARRAY:
+                            elements_left -= len(value)
+                        if elements_left < 0:
+                            raise DecodeError(start, f"more than max_elements={self.max_elements} Array elements, "
+                                                     "Dictionary entries and Object properties")
+                    if frame is not None:
+                        stack.append((kind, items, add, left, key))
+                        if len(stack) > max_depth:
+                            raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
+                        kind, items, left, key = frame
+                        add = items.append if kind != _OBJECT else None
+                        continue
+            # Deliver the finished value to the containers waiting for it.
+            while True:
+                if kind <= _PAIRS:  # an Array, or a Dictionary's keys and values in turn
+                    add(value)
+                    left -= 1
+                    if left:
+                        break
+                    value = items if kind == _ARRAY else _dictionary(items, key)
+                elif kind == _OBJECT:
+                    items.properties[key] = value
+                    left -= 1
+                    if left:
+                        key, pos = self.read_string(buf, pos, end, "property name", self._padded_names)
+                        break
+                    value = items
+                else:  # _TOP
+                    return value, pos
+                kind, items, add, left, key = stack.pop()
 
-        return scalar_run
-
-    @staticmethod
-    def _finish(frame: list[Any]) -> Any:
-        """The value of a container whose items are all read."""
-        kind, items = frame[0], frame[1]
-        if kind == _ARRAY:
-            return items
-        if kind == _OBJECT:
-            obj = frame[3][0]
-            obj.properties.update(zip(frame[3][1:], items))
-            return obj
-        types = frame[3]
-        if types is None:
-            pairs = iter(items)
-            try:
-                result = dict(zip(pairs, pairs))
-            except TypeError:  # a key Python cannot hash, such as an Array
-                pass
-            else:
-                if 2 * len(result) == len(items):
-                    return result
-            # Python merged keys that Godot keeps apart (1, 1.0 and true), or could
-            # not hash one: Godot's own key rules apply.  A key repeated in the bytes
-            # is merged the engine's way: the last value wins.
-            pairs = iter(items)
-            return t.Dictionary(zip(pairs, pairs))
-        pairs = iter(items)
-        return t.TypedDictionary(types[0], types[1], zip(pairs, pairs))
-
-    def _open(self, kind: int, buf: Any, pos: int, header: int, end: int) -> tuple[list[Any] | None, Any, int]:
+    def _open(self, kind: int, buf: Any, pos: int, header: int, end: int) -> tuple[tuple[Any, ...] | None, Any, int]:
         """Read a container's own fields; return a frame for its elements, or the finished value."""
         start = pos
         pos += 4
@@ -282,7 +337,7 @@ class Decoder:
                 pos = self._uniform_run(buf, pos, end, items, count)
             if len(items) == count:
                 return None, items, pos
-            return [_ARRAY, items, count, None], None, pos
+            return (_ARRAY, items, count, None), None, pos
         types = None
         if d.typed_dictionaries and header & (15 << 16):
             key_type, pos = self._read_container_type(buf, pos, end, (header >> 16) & 3)
@@ -291,7 +346,7 @@ class Decoder:
         count, pos = self._read_count(buf, pos, end, 8, "Dictionary")
         if count == 0:
             return None, (t.TypedDictionary(*types) if types else {}), pos
-        return [_DICT, [], 2 * count, types], None, pos
+        return (_PAIRS, [], 2 * count, types), None, pos
 
     def _uniform_run(self, buf: Any, pos: int, end: int, items: list[Any], count: int) -> int:
         """An Array made only of int32s (or only of float32s) is read in one go, at C speed."""
@@ -300,16 +355,15 @@ class Decoder:
         if _BIG_ENDIAN or end - pos < size or u32_at(buf, pos)[0] not in (h_int, h_float):
             return pos
         first = u32_at(buf, pos)[0]
-        words = array("I")
-        words.frombytes(buf[pos:pos + size])
-        if words[0::2].count(first) != count:
+        # One view of the input, no copies: the headers are compared in one go and the
+        # payloads become Python numbers in C.
+        words = memoryview(buf)[pos:pos + size].cast("i" if first == h_int else "f")
+        if words[0::2].tobytes() != bytes(buf[pos:pos + 4]) * count:
             return pos
-        values = array("i" if first == h_int else "f")
-        values.frombytes(buf[pos:pos + size])
-        items.extend(values[1::2].tolist())
+        items.extend(words[1::2].tolist())
         return pos + size
 
-    def _open_object(self, buf: Any, start: int, header: int, end: int) -> tuple[list[Any] | None, Any, int]:
+    def _open_object(self, buf: Any, start: int, header: int, end: int) -> tuple[tuple[Any, ...] | None, Any, int]:
         pos = start + 4
         form = self.dialect.object_format
         if form == "unsupported":
@@ -337,7 +391,7 @@ class Decoder:
         if count == 0:
             return None, obj, pos
         name, pos = self.read_string(buf, pos, end, "property name", padded)
-        return [_OBJECT, [], count, [obj, name]], None, pos
+        return (_OBJECT, obj, count, name), None, pos
 
     # -- primitive readers ---------------------------------------------------------
 
@@ -491,25 +545,36 @@ class Decoder:
         if count * 4 > left:
             raise DecodeError(pos, f"PackedStringArray count {count} needs at least {count * 4} bytes, {left} left")
         pos += 4
+        # One tight loop: strict bytes.decode (twice as fast as str(raw, "utf-8",
+        # errors), and the same text whenever it succeeds).  Anything odd -- cut
+        # short, bad UTF-8, surrogates a dialect accepts -- is left to the
+        # element-by-element reader, which raises or decodes by the dialect's rules.
+        if type(buf) is not bytes:
+            return self._read_strings_one_by_one(buf, pos, count, end)
+        nul = self.dialect.packed_string_nul
         out = t.PackedStringArray()
-        append, errors, u32 = out.append, self._utf8_errors, u32_at
+        add = out.append
+        u32, text = u32_at, bytes.decode
+        p = pos
+        try:
+            for _ in range(count):
+                n = u32(buf, p)[0]
+                q = p + 4 + n
+                add(text(buf[p + 4:q - 1]) if nul and n and not buf[q - 1] else text(buf[p + 4:q]))
+                p = q + (-n & 3)
+        except (struct.error, IndexError, UnicodeDecodeError):
+            return self._read_strings_one_by_one(buf, pos, count, end)
+        if p > end:  # offsets only grow: an element ran past the end
+            return self._read_strings_one_by_one(buf, pos, count, end)
+        return out, p
+
+    def _read_strings_one_by_one(self, buf: Any, pos: int, count: int, end: int) -> tuple[Any, int]:
+        out = t.PackedStringArray()
+        read = self.read_string
         nul = self.dialect.packed_string_nul
         for _ in range(count):
-            # Inline for speed; anything odd goes through read_string, which raises.
-            n = u32(buf, pos)[0] if end - pos >= 4 else -1
-            stop = pos + 4 + n
-            if 0 < n <= INT32_MAX and stop + (-n & 3) <= end:
-                try:
-                    # The element's own NUL (inside its length) is not part of the text.
-                    text = str(buf[pos + 4:stop - 1 if nul and buf[stop - 1] == 0 else stop], "utf-8", errors)
-                except UnicodeDecodeError:
-                    pass
-                else:
-                    append(text)
-                    pos = stop + (-n & 3)
-                    continue
-            text, pos = self.read_string(buf, pos, end, "PackedStringArray element")
-            append(text[:-1] if nul and text.endswith("\0") else text)
+            s, pos = read(buf, pos, end, "PackedStringArray element")
+            out.append(s[:-1] if nul and s.endswith("\0") else s)
         return out, pos
 
     def _read_packed_count(self, buf: Any, pos: int, end: int, size: int, what: str) -> tuple[int, int]:
@@ -523,7 +588,7 @@ class Decoder:
 
     def _math_reader(self, name: str) -> _Fn[..., tuple[Any, int]]:
         row = self.dialect.math_type(name)
-        n, build = row.count, row.from_wire
+        n, build = row.count, _builder(row)
         narrow = struct.Struct(f"<{n}{'i' if row.component == I32 else 'f'}")
         wide = struct.Struct(f"<{n}d") if row.component == REAL and self.dialect.math_flag_64 else None
 
@@ -614,6 +679,8 @@ class Encoder:
             float_id if float_id is not None and dialect.float_format == "auto" else -1,
             string_id if string_id is not None else -1,
         )
+        array_id, dict_id = dialect.type_id("Array"), dialect.type_id("Dictionary")
+        self._container_headers = (-1 if array_id is None else array_id, -1 if dict_id is None else dict_id)
         writers: dict[type, _Fn[[bytearray, Any], Iterator[Any] | None]] = {
             type(None): self._write_nil,
             bool: self._write_bool,
@@ -664,7 +731,9 @@ class Encoder:
         """Append the encoding of ``value`` to ``out``."""
         writers = self._writers
         h_int, h_float, h_string = self._fast_headers
-        errors = self._utf8_errors
+        h_array, h_dict = self._container_headers
+        elements = self._elements
+        max_depth = self.max_depth
         pack_int, pack_float, pack_len = _HEADER_I32.pack, _HEADER_F32.pack, _HEADER_U32.pack
         f32_pack, f32_unpack = _f32.pack, _f32.unpack
         stack: list[Iterator[Any]] = [iter((value,))]
@@ -677,7 +746,7 @@ class Encoder:
                     tv = type(v)
                     if tv is str:
                         try:
-                            raw = v.encode("utf-8", errors)
+                            raw = v.encode()  # strict UTF-8; the writer handles surrogates
                         except UnicodeEncodeError:
                             pass
                         else:
@@ -696,6 +765,25 @@ class Encoder:
                                 continue
                         except OverflowError:
                             pass
+                    elif tv is dict and h_dict >= 0:  # untyped containers: what their writers do
+                        out += pack_len(h_dict, len(v))
+                        if not v:
+                            continue
+                        if len(stack) > max_depth:
+                            raise EncodeError(f"value nested deeper than {max_depth} levels "
+                                              "(a container that contains itself?)")
+                        stack.append(chain.from_iterable(v.items()))
+                        break
+                    elif tv is list and h_array >= 0:
+                        out += pack_len(h_array, len(v))
+                        children = elements(out, v)
+                        if children is None:
+                            continue
+                        if len(stack) > max_depth:
+                            raise EncodeError(f"value nested deeper than {max_depth} levels "
+                                              "(a container that contains itself?)")
+                        stack.append(children)
+                        break
                     writer = writers.get(tv) or self._writer_by_mro(v)
                     children = writer(out, v)
                     if children is not None:
@@ -857,27 +945,32 @@ class Encoder:
         return iter(value) if value else None
 
     def _uniform_elements(self, out: bytearray, value: Any) -> bool:
-        """Write a list made only of int32s (or only of float32-exact floats) at C speed."""
+        """Write a list made only of int32s (or only of float32-exact floats) at C speed.
+
+        The (header, payload) pairs are built in one array and appended as a
+        buffer: no intermediate bytes objects.
+        """
         h_int, h_float, _ = self._fast_headers
+        if _BIG_ENDIAN:  # pragma: no cover
+            return False
         kinds = set(map(type, value))
+        n = len(value)
+        words: array[Any]
         try:
             if kinds == {int} and h_int >= 0:
-                numbers, header = array("i", value), h_int
+                words = array("i", (h_int, 0)) * n
+                words[1::2] = array("i", value)
             elif kinds == {float} and h_float >= 0:
-                numbers, header = array("f", value), h_float
+                numbers = array("f", value)
                 if array("d", numbers) != array("d", value):
                     return False  # some need 64 bits (or are NaN): the general path decides
+                words = array("f", _HEADER_U32.pack(h_float, 0)) * n  # the header's bits, as they are
+                words[1::2] = numbers
             else:
                 return False
         except OverflowError:
             return False
-        if _BIG_ENDIAN:  # pragma: no cover
-            return False
-        words = array("I", (header, 0)) * len(value)
-        payload = array("I")
-        payload.frombytes(numbers.tobytes())
-        words[1::2] = payload
-        out += words.tobytes()
+        out += words
         return True
 
     def _write_typed_array(self, out: bytearray, value: t.TypedArray) -> Iterator[Any] | None:
@@ -932,14 +1025,21 @@ class Encoder:
     def _write_packed_strings(self, out: bytearray, value: t.PackedStringArray) -> None:
         out += pack_u32(self._header("PackedStringArray"))
         out += pack_u32(len(value))
-        nul = b"\0" if self.dialect.packed_string_nul else b""
+        # What follows each text: Godot 3's NUL (counted in the length), then padding.
+        extra = 1 if self.dialect.packed_string_nul else 0
+        tails = (b"\0\0\0\0", b"\0\0\0", b"\0\0", b"\0") if extra else (b"", b"\0\0\0", b"\0\0", b"\0")
+        string_bytes = self._string_bytes
         for s in value:
-            if not isinstance(s, str):
+            if type(s) is not str and not isinstance(s, str):
                 raise EncodeError(f"PackedStringArray holds a {type(s).__name__}, not a String")
-            raw = self._string_bytes(s) + nul
-            out += pack_u32(len(raw))
+            try:
+                raw = s.encode()  # strict UTF-8: the same bytes whenever it succeeds
+            except UnicodeEncodeError:
+                raw = string_bytes(s)
+            n = len(raw)
+            out += pack_u32(n + extra)
             out += raw
-            out += b"\0" * _pad4(len(raw))
+            out += tails[n & 3]
 
     def _math_writer(self, name: str) -> _Fn[[bytearray, Any], None]:
         row = self.dialect.math_type(name)
@@ -949,8 +1049,13 @@ class Encoder:
         to_wire = row.to_wire
         is_float32 = fmt.format.endswith("f")
 
+        type_id = self._headers.get(name)
+        header = b"" if type_id is None else pack_u32(type_id | flag)
+
         def write(out: bytearray, value: Any) -> None:
-            out += pack_u32(self._header(name) | flag)
+            if not header:
+                self._header(name)  # raises: the dialect has no such type
+            out += header
             parts = to_wire(value)
             try:
                 out += fmt.pack(*parts)
