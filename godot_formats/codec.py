@@ -134,6 +134,10 @@ def _builder(row: Any) -> _Fn[[Any], Any]:
     return build4
 
 
+def _too_deep(pos: int, max_depth: int) -> DecodeError:
+    return DecodeError(pos, f"value nested deeper than {max_depth} levels")
+
+
 def _pad4(n: int) -> int:
     return (4 - n % 4) % 4
 
@@ -246,13 +250,12 @@ class Decoder:
                 if elements_left >= 0:
                     elements_left -= count
                     if elements_left < 0:
-                        raise DecodeError(pos, f"more than max_elements={self.max_elements} Array elements, "
-                                               "Dictionary entries and Object properties")
+                        raise self._too_many_elements(pos)
                 pos += 8
                 if count:
                     stack.append((kind, items, add, left, key))
                     if len(stack) > max_depth:
-                        raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
+                        raise _too_deep(pos, max_depth)
                     items = []
                     kind, add, left, key = _PAIRS, items.append, 2 * count, None
                     continue
@@ -262,8 +265,7 @@ class Decoder:
                 if elements_left >= 0:
                     elements_left -= count
                     if elements_left < 0:
-                        raise DecodeError(pos, f"more than max_elements={self.max_elements} Array elements, "
-                                               "Dictionary entries and Object properties")
+                        raise self._too_many_elements(pos)
                 pos += 8
                 value = []
                 if count >= 16:
@@ -271,7 +273,7 @@ class Decoder:
                 if len(value) < count:
                     stack.append((kind, items, add, left, key))
                     if len(stack) > max_depth:
-                        raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
+                        raise _too_deep(pos, max_depth)
                     kind, items, add, left, key = _ARRAY, value, value.append, count, None
                     continue
             else:
@@ -292,12 +294,11 @@ class Decoder:
                         elif ckind == _ARRAY:
                             elements_left -= len(value)
                         if elements_left < 0:
-                            raise DecodeError(start, f"more than max_elements={self.max_elements} Array elements, "
-                                                     "Dictionary entries and Object properties")
+                            raise self._too_many_elements(start)
                     if frame is not None:
                         stack.append((kind, items, add, left, key))
                         if len(stack) > max_depth:
-                            raise DecodeError(pos, f"value nested deeper than {max_depth} levels")
+                            raise _too_deep(pos, max_depth)
                         kind, items, left, key = frame
                         add = items.append if kind != _OBJECT else None
                         continue
@@ -319,6 +320,10 @@ class Decoder:
                 else:  # _TOP
                     return value, pos
                 kind, items, add, left, key = stack.pop()
+
+    def _too_many_elements(self, pos: int) -> DecodeError:
+        return DecodeError(pos, f"more than max_elements={self.max_elements} Array elements, "
+                                "Dictionary entries and Object properties")
 
     def _open(self, kind: int, buf: Any, pos: int, header: int, end: int) -> tuple[tuple[Any, ...] | None, Any, int]:
         """Read a container's own fields; return a frame for its elements, or the finished value."""
