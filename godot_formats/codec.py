@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain
 from typing import Any, Iterator
 from typing import Callable as _Fn
@@ -134,6 +134,34 @@ def _builder(row: Any) -> _Fn[[Any], Any]:
     return build4
 
 
+def _word_views(buf: Any, base: int, end: int) -> tuple[memoryview, memoryview, memoryview]:
+    """The whole 32-bit words from ``base`` to ``end`` as u32, int32 and float32: views, not copies."""
+    region = memoryview(buf)[base:base + (max(end - base, 0) & ~3)]
+    if _BIG_ENDIAN:  # pragma: no cover - the wire is little-endian: swapped copies
+        views = []
+        for typecode in "Iif":
+            words = array(typecode)
+            words.frombytes(region)
+            words.byteswap()
+            views.append(memoryview(words))
+        return views[0], views[1], views[2]
+    return region.cast("I"), region.cast("i"), region.cast("f")
+
+
+def _nil(buf: Any, pos: int) -> None:
+    return None
+
+
+def _bool(buf: Any, pos: int) -> bool:
+    return u32_at(buf, pos)[0] != 0  # type: ignore[no-any-return]
+
+
+def _composed(build: _Fn[[Any], Any], unpack: _Fn[[Any, int], Any]) -> _Fn[[Any, int], Any]:
+    def read(buf: Any, pos: int) -> Any:
+        return build(unpack(buf, pos))
+    return read
+
+
 def _too_deep(pos: int, max_depth: int) -> DecodeError:
     return DecodeError(pos, f"value nested deeper than {max_depth} levels")
 
@@ -177,6 +205,18 @@ class Decoder:
                 readers[type_id] = self._reader_for(name)
         self._readers = readers
         self._containers = containers
+        # Readers of the fixed-size values whose header has no flag bits, read
+        # inline by decode(): header -> (read(buf, payload offset), payload words).
+        self._fixed: dict[int, tuple[_Fn[[Any, int], Any], int]] = {}
+        for type_id, name in enumerate(dialect.types):
+            if name == "Nil":
+                self._fixed[type_id] = (_nil, 0)
+            elif name == "bool":
+                self._fixed[type_id] = (_bool, 1)
+            elif name in MATH_TYPES:
+                row = dialect.math_type(name)
+                narrow = struct.Struct(f"<{row.count}{'i' if row.component == I32 else 'f'}")
+                self._fixed[type_id] = (_composed(_builder(row), narrow.unpack_from), row.count)
         self._padded_names = dialect.object_format == "engine"
         self._builtin_container_types = [None if n == "Nil" else t.ContainerType(n) for n in dialect.types]
         # Headers (type id, no flags) of int32, float32 and String, read inline by
@@ -197,11 +237,18 @@ class Decoder:
         """Decode the value at ``offset``; return it and the offset just after it.
 
         ``end`` bounds the value (e.g. a frame inside a larger buffer) without copying.
-        The innermost open container lives in local variables (``kind``,
-        ``items``, ``add``, ``left``, ``key``) and outer ones wait on ``stack``:
-        delivering a value, the thing done once per value, is then a few local
-        operations -- no frame indexing, no call.  Scalars commonest in save
-        data are read inline, untyped Arrays and Dictionaries are opened inline.
+
+        Every field of the format is 4-byte aligned relative to the value's
+        start, so the input is read through three zero-copy views of 32-bit words
+        (as u32, int32 and float32), indexed by a word number ``w``: reading a
+        header is one subscript, and a read past the end is an ``IndexError``
+        instead of a length check per value.  The innermost open container lives
+        in local variables (``kind``, ``items``, ``add``, ``left``, ``key``) and
+        outer ones wait on ``stack``.  The inner loop reads the values commonest
+        in save data (String, int, float, untyped Array and Dictionary headers)
+        straight into that container; anything else, and anything odd about
+        those (cut short, not strict UTF-8), goes to the table readers, which
+        know every rule and raise the precise :class:`DecodeError`.
         """
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
         end = len(buf) if end is None else min(end, len(buf))
@@ -215,72 +262,123 @@ class Decoder:
         mask, max_depth = self.dialect.type_mask, self.max_depth
         h_int, h_float, h_string = self._fast_headers
         h_array, h_dict = self._container_headers
-        uniform = self._uniform_run
+        uniform, fixed = self._uniform_run, self._fixed
         # Strict UTF-8 is all valid input needs; anything else (surrogates a
         # dialect accepts, errors) goes to the table reader, which knows the rules.
         text: _Fn[[Any], str] = bytes.decode if type(buf) is bytes else _utf8
-        u32, i32, f32 = u32_at, i32_at, _f32.unpack_from
         stack: list[tuple[Any, ...]] = []
+        top: list[Any] = []
         kind: int = _TOP
-        items: Any = None  # the innermost open container's list (or Object)
-        add: Any = None  # its append
-        left = 0  # values it still wants
-        key: Any = None  # a Dictionary's types, an Object's pending property name
+        items: Any = top  # the innermost open container's list (or Object)
+        add: Any = top.append  # where its next value goes
+        left = 1  # values it still wants
+        key: Any = None  # a Dictionary's types; how many more properties an Object has
         value: Any = None
-        pos = offset
-        while True:
-            if end - pos < 4:
-                raise DecodeError(pos, f"expected a 4-byte type header, {max(end - pos, 0)} byte(s) left")
-            header = u32(buf, pos)[0]
-            if header == h_string and end - pos >= 8 and (
-                    (stop := pos + 8 + (n := u32(buf, pos + 4)[0])) + (-n & 3) <= end and n <= INT32_MAX):
+        base = offset  # byte offset of word 0 (moves only after an unaligned field)
+        words, ints, floats = _word_views(buf, base, end)
+        nw = len(words)
+        w = 0
+        try:
+            while True:
                 try:
-                    value = text(buf[pos + 8:stop])
-                    pos = stop + (-n & 3)
-                except UnicodeDecodeError:
-                    value, pos = readers[header](buf, pos, header, end)  # type: ignore[misc]
-            elif header == h_int and end - pos >= 8:
-                value = i32(buf, pos + 4)[0]
-                pos += 8
-            elif header == h_float and end - pos >= 8:
-                value = f32(buf, pos + 4)[0]
-                pos += 8
-            elif header == h_dict and end - pos >= 8 and (
-                    count := u32(buf, pos + 4)[0] & COUNT_MASK) * 8 <= end - pos - 8:
-                if elements_left >= 0:
-                    elements_left -= count
-                    if elements_left < 0:
-                        raise self._too_many_elements(pos)
-                pos += 8
-                if count:
-                    stack.append((kind, items, add, left, key))
-                    if len(stack) > max_depth:
-                        raise _too_deep(pos, max_depth)
-                    items = []
-                    kind, add, left, key = _PAIRS, items.append, 2 * count, None
-                    continue
-                value = {}
-            elif header == h_array and end - pos >= 8 and (
-                    count := u32(buf, pos + 4)[0] & COUNT_MASK) * 4 <= end - pos - 8:
-                if elements_left >= 0:
-                    elements_left -= count
-                    if elements_left < 0:
-                        raise self._too_many_elements(pos)
-                pos += 8
-                value = []
-                if count >= 16:
-                    pos = uniform(buf, pos, end, value, count)
-                if len(value) < count:
-                    stack.append((kind, items, add, left, key))
-                    if len(stack) > max_depth:
-                        raise _too_deep(pos, max_depth)
-                    kind, items, add, left, key = _ARRAY, value, value.append, count, None
-                    continue
-            else:
+                    while left:
+                        header = words[w]
+                        if header == h_string:
+                            n = words[w + 1]
+                            stop = w + 2 + ((n + 3) >> 2)
+                            if stop > nw:
+                                break
+                            p = base + 4 * w + 8
+                            add(text(buf[p:p + n]))
+                            w = stop
+                        elif header == h_int:
+                            add(ints[w + 1])
+                            w += 2
+                        elif header == h_float:
+                            add(floats[w + 1])
+                            w += 2
+                        elif header == h_dict:
+                            count = words[w + 1] & COUNT_MASK
+                            if 2 * count > nw - w - 2:
+                                break
+                            if elements_left >= 0:
+                                elements_left -= count
+                                if elements_left < 0:
+                                    raise self._too_many_elements(base + 4 * w)
+                            w += 2
+                            if count:
+                                stack.append((kind, items, add, left, key))
+                                if len(stack) > max_depth:
+                                    raise _too_deep(base + 4 * w, max_depth)
+                                items = []
+                                kind, add, left, key = _PAIRS, items.append, 2 * count, None
+                                continue
+                            add({})
+                        elif header == h_array:
+                            count = words[w + 1] & COUNT_MASK
+                            if count > nw - w - 2:
+                                break
+                            if elements_left >= 0:
+                                elements_left -= count
+                                if elements_left < 0:
+                                    raise self._too_many_elements(base + 4 * w)
+                            w += 2
+                            value = []
+                            if count >= 16:
+                                w = (uniform(buf, base + 4 * w, end, value, count) - base) >> 2
+                            if len(value) < count:
+                                stack.append((kind, items, add, left, key))
+                                if len(stack) > max_depth:
+                                    raise _too_deep(base + 4 * w, max_depth)
+                                kind, items, add, left, key = _ARRAY, value, value.append, count, None
+                                continue
+                            add(value)
+                        elif header in fixed:  # Nil, bool, the flat math types
+                            read, size = fixed[header]
+                            if w + 1 + size > nw:
+                                break
+                            add(read(buf, base + 4 * w + 4))
+                            w += 1 + size
+                        else:
+                            break
+                        left -= 1
+                    else:
+                        # The innermost container has all its values.
+                        if kind == _ARRAY:
+                            value = items
+                        elif kind == _PAIRS:
+                            value = _dictionary(items, key)
+                        elif kind == _OBJECT:
+                            if key:  # another property: its name, then its value
+                                name, pos = self.read_string(buf, base + 4 * w, end, "property name",
+                                                             self._padded_names)
+                                add, left, key = partial(items.properties.__setitem__, name), 1, key - 1
+                                w = (pos - base) >> 2
+                                if (pos - base) & 3:
+                                    base, w = pos, 0
+                                    words, ints, floats = _word_views(buf, base, end)
+                                    nw = len(words)
+                                continue
+                            value = items
+                        else:  # _TOP
+                            return top[0], base + 4 * w
+                        kind, items, add, left, key = stack.pop()
+                        add(value)
+                        left -= 1
+                        continue
+                except (IndexError, UnicodeDecodeError):
+                    pass  # the table reader below raises the precise error, or decodes the odd case
+                # Any other value, by the dialect's tables.
+                pos = base + 4 * w
+                if end - pos < 4:
+                    raise DecodeError(pos, f"expected a 4-byte type header, {max(end - pos, 0)} byte(s) left")
+                header = u32_at(buf, pos)[0]
                 type_id = header & mask
                 reader = readers[type_id] if type_id < n_readers else None
                 if reader is not None:
                     value, pos = reader(buf, pos, header, end)
+                    add(value)
+                    left -= 1
                 else:
                     ckind = containers.get(type_id)
                     if ckind is None:
@@ -295,31 +393,28 @@ class Decoder:
                             elements_left -= len(value)
                         if elements_left < 0:
                             raise self._too_many_elements(start)
-                    if frame is not None:
+                    if frame is None:
+                        add(value)
+                        left -= 1
+                    else:
                         stack.append((kind, items, add, left, key))
                         if len(stack) > max_depth:
                             raise _too_deep(pos, max_depth)
                         kind, items, left, key = frame
-                        add = items.append if kind != _OBJECT else None
-                        continue
-            # Deliver the finished value to the containers waiting for it.
-            while True:
-                if kind <= _PAIRS:  # an Array, or a Dictionary's keys and values in turn
-                    add(value)
-                    left -= 1
-                    if left:
-                        break
-                    value = items if kind == _ARRAY else _dictionary(items, key)
-                elif kind == _OBJECT:
-                    items.properties[key] = value
-                    left -= 1
-                    if left:
-                        key, pos = self.read_string(buf, pos, end, "property name", self._padded_names)
-                        break
-                    value = items
-                else:  # _TOP
-                    return value, pos
-                kind, items, add, left, key = stack.pop()
+                        if kind == _OBJECT:  # key is the first property's name
+                            add, left, key = partial(items.properties.__setitem__, key), 1, left - 1
+                        else:
+                            add = items.append
+                w = (pos - base) >> 2
+                if (pos - base) & 3:  # an unaligned field (a page's unpadded name, a cut PackedByteArray)
+                    base, w = pos, 0
+                    words, ints, floats = _word_views(buf, base, end)
+                    nw = len(words)
+        finally:
+            # Let go of the input at once: a bytearray with views on it cannot be resized.
+            words.release()
+            ints.release()
+            floats.release()
 
     def _too_many_elements(self, pos: int) -> DecodeError:
         return DecodeError(pos, f"more than max_elements={self.max_elements} Array elements, "
