@@ -276,7 +276,7 @@ class Decoder:
         value: Any = None
         base = offset  # byte offset of word 0 (moves only after an unaligned field)
         words, ints, floats = _word_views(buf, base, end)
-        nw = len(words)
+        nw, base8 = len(words), base + 8
         w = 0
         try:
             while True:
@@ -285,10 +285,10 @@ class Decoder:
                         header = words[w]
                         if header == h_string:
                             n = words[w + 1]
-                            stop = w + 2 + ((n + 3) >> 2)
+                            stop = w + ((n + 11) >> 2)  # header, length, text, padding
                             if stop > nw:
                                 break
-                            p = base + 4 * w + 8
+                            p = 4 * w + base8
                             add(text(buf[p:p + n]))
                             w = stop
                         elif header == h_int:
@@ -347,7 +347,15 @@ class Decoder:
                         if kind == _ARRAY:
                             value = items
                         elif kind == _PAIRS:
-                            value = _dictionary(items, key)
+                            try:
+                                if key is not None:
+                                    raise TypeError  # typed: TypedDictionary
+                                it = iter(items)
+                                value = dict(zip(it, it))
+                                if 2 * len(value) != len(items):
+                                    raise TypeError  # keys Python merges and Godot keeps apart
+                            except TypeError:  # or a key Python cannot hash
+                                value = _dictionary(items, key)
                         elif kind == _OBJECT:
                             if key:  # another property: its name, then its value
                                 name, pos = self.read_string(buf, base + 4 * w, end, "property name",
@@ -357,7 +365,7 @@ class Decoder:
                                 if (pos - base) & 3:
                                     base, w = pos, 0
                                     words, ints, floats = _word_views(buf, base, end)
-                                    nw = len(words)
+                                    nw, base8 = len(words), base + 8
                                 continue
                             value = items
                         else:  # _TOP
@@ -409,7 +417,7 @@ class Decoder:
                 if (pos - base) & 3:  # an unaligned field (a page's unpadded name, a cut PackedByteArray)
                     base, w = pos, 0
                     words, ints, floats = _word_views(buf, base, end)
-                    nw = len(words)
+                    nw, base8 = len(words), base + 8
         finally:
             # Let go of the input at once: a bytearray with views on it cannot be resized.
             words.release()
