@@ -162,6 +162,40 @@ def _composed(build: _Fn[[Any], Any], unpack: _Fn[[Any, int], Any]) -> _Fn[[Any,
     return read
 
 
+#: The bits of an element's last word that must be zero, by its length mod 4: the
+#: padding; and in Godot 3's layout, where each length counts a NUL, the NUL too.
+_PADDING_BITS = (0, 0xFFFFFF00, 0xFFFF0000, 0xFF000000)
+_NUL_AND_PADDING_BITS = (0xFF000000, 0xFFFFFFFF, 0xFFFFFF00, 0xFFFF0000)
+
+
+def _string_elements_end(buf: Any, pos: int, count: int, end: int, nul: bool) -> int | None:
+    """Where ``count`` length-prefixed, zero-padded elements from ``pos`` end.
+
+    None if they run past ``end``, or are not exactly what the engine writes
+    (padding that is not zero; with ``nul``, a length that does not count a
+    final NUL): the element-by-element readers then decide.  One subscript per
+    element for its length and one for its last word: this walk is what a
+    PackedStringArray costs when its strings are kept in wire form.
+    """
+    if _BIG_ENDIAN:  # pragma: no cover
+        return None
+    words = memoryview(buf)[pos:pos + ((end - pos) & ~3)].cast("I")
+    zero_bits = _NUL_AND_PADDING_BITS if nul else _PADDING_BITS
+    min_length = 1 if nul else 0
+    j = 0
+    try:
+        for _ in range(count):
+            n = words[j]
+            j += (n + 7) >> 2
+            if words[j - 1] & zero_bits[n & 3] or n < min_length:
+                return None
+    except IndexError:
+        return None
+    finally:
+        words.release()
+    return pos + 4 * j
+
+
 def _too_deep(pos: int, max_depth: int) -> DecodeError:
     return DecodeError(pos, f"value nested deeper than {max_depth} levels")
 
@@ -653,14 +687,19 @@ class Decoder:
         if count * 4 > left:
             raise DecodeError(pos, f"PackedStringArray count {count} needs at least {count * 4} bytes, {left} left")
         pos += 4
+        nul = self.dialect.packed_string_nul
+        stop = _string_elements_end(buf, pos, count, end, nul)
+        if stop is not None:
+            wire = bytes(buf[pos:stop])
+            if wire.isascii():  # valid UTF-8 in every dialect: the strings can wait until asked for
+                return t.PackedStringArray.from_wire(wire, count, nul), stop
         # One tight loop: strict bytes.decode (twice as fast as str(raw, "utf-8",
         # errors), and the same text whenever it succeeds).  Anything odd -- cut
         # short, bad UTF-8, surrogates a dialect accepts -- is left to the
         # element-by-element reader, which raises or decodes by the dialect's rules.
         if type(buf) is not bytes:
             return self._read_strings_one_by_one(buf, pos, count, end)
-        nul = self.dialect.packed_string_nul
-        out = t.PackedStringArray()
+        out: list[str] = []
         add = out.append
         u32, text = u32_at, bytes.decode
         p = pos
@@ -674,16 +713,16 @@ class Decoder:
             return self._read_strings_one_by_one(buf, pos, count, end)
         if p > end:  # offsets only grow: an element ran past the end
             return self._read_strings_one_by_one(buf, pos, count, end)
-        return out, p
+        return t.PackedStringArray(out), p
 
     def _read_strings_one_by_one(self, buf: Any, pos: int, count: int, end: int) -> tuple[Any, int]:
-        out = t.PackedStringArray()
+        out: list[str] = []
         read = self.read_string
         nul = self.dialect.packed_string_nul
         for _ in range(count):
             s, pos = read(buf, pos, end, "PackedStringArray element")
             out.append(s[:-1] if nul and s.endswith("\0") else s)
-        return out, pos
+        return t.PackedStringArray(out), pos
 
     def _read_packed_count(self, buf: Any, pos: int, end: int, size: int, what: str) -> tuple[int, int]:
         self._need(pos, end, 4, f"{what} count")
@@ -828,6 +867,8 @@ class Encoder:
             n = memoryview(value).nbytes
             header = _HEADER_U32.pack(self._header("PackedByteArray"), n)
             return b"".join((header, value, _PADDING[-n & 3]))
+        if type(value) is t.PackedStringArray and (wire := value.wire(self.dialect.packed_string_nul)) is not None:
+            return b"".join((_HEADER_U32.pack(self._header("PackedStringArray"), len(value)), wire))
         packed = self._packed_heads.get(type(value))
         if packed is not None and value.data.typecode == packed[1] and not _BIG_ENDIAN:
             return b"".join((packed[0](len(value)), value.data))  # likewise a lone packed array
@@ -1133,8 +1174,13 @@ class Encoder:
     def _write_packed_strings(self, out: bytearray, value: t.PackedStringArray) -> None:
         out += pack_u32(self._header("PackedStringArray"))
         out += pack_u32(len(value))
+        nul = self.dialect.packed_string_nul
+        wire = value.wire(nul) if type(value) is t.PackedStringArray else None
+        if wire is not None:  # read in this layout and unchanged: the bytes it was read from
+            out += wire
+            return
         # What follows each text: Godot 3's NUL (counted in the length), then padding.
-        extra = 1 if self.dialect.packed_string_nul else 0
+        extra = 1 if nul else 0
         tails = (b"\0\0\0\0", b"\0\0\0", b"\0\0", b"\0") if extra else (b"", b"\0\0\0", b"\0\0", b"\0")
         string_bytes = self._string_bytes
         for s in value:

@@ -18,7 +18,7 @@ import math
 import struct
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, MutableSequence
 from itertools import chain
 from typing import Any, ClassVar, TypeVar, overload
 
@@ -450,6 +450,8 @@ def _scalar_key(value: Any) -> Any:
         return ("b", value)
     if value is None:
         return ("n",)
+    if t is PackedStringArray:  # not an Array of the same strings: Godot keeps them apart
+        return ("S", tuple(value))
     if isinstance(value, (list, tuple, Mapping, Object)):
         return _CONTAINER
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -751,14 +753,91 @@ class PackedColorArray(PackedArray):
     element = Color
 
 
-class PackedStringArray(list):  # type: ignore[type-arg]
-    """A list of strings that is written as a PackedStringArray, not an Array."""
+class PackedStringArray(MutableSequence[str]):
+    """Strings written as a PackedStringArray, not an Array.
 
-    __slots__ = ()
+    Like the vector arrays, which keep their components flat and hand out a
+    :class:`Vector3` only when indexed, a decoded PackedStringArray keeps the
+    bytes it was read from -- each element a u32 length, UTF-8 and zero padding
+    -- and makes its ``str`` objects only when an element is first read.  The
+    decoder has already checked every length, the UTF-8 and the padding, so
+    this can never fail; and writing the array back in the layout it was read
+    in is one memory copy.  Any change turns it into a plain list of strings.
+    """
+
+    __slots__ = ("_items", "_wire", "_count", "_nul")
+
+    def __init__(self, items: Iterable[str] = ()) -> None:
+        self._items: list[str] | None = list(items)
+        self._wire: bytes | None = None
+        self._count = 0
+        self._nul = False
+
+    @classmethod
+    def from_wire(cls, wire: bytes, count: int, nul: bool) -> PackedStringArray:
+        """An array over ``count`` elements in wire form, already validated by the decoder.
+
+        ``nul``: each length counts a terminating NUL (Godot 3 writes one); a
+        final NUL is not part of the string.  The elements must be ASCII
+        (the decoder makes str objects itself for anything else).
+        """
+        self = cls.__new__(cls)
+        self._items, self._wire, self._count, self._nul = None, wire, count, nul
+        return self
+
+    def wire(self, nul: bool) -> bytes | None:
+        """The elements' bytes as read, if there are any and their lengths count NULs as asked."""
+        return self._wire if self._nul == nul else None
+
+    def _strings(self) -> list[str]:
+        items = self._items
+        if items is None:
+            items = self._items = _strings_from_wire(self._wire, self._count, self._nul)  # type: ignore[arg-type]
+        return items
+
+    def _changing(self) -> list[str]:
+        items = self._strings()
+        self._wire = None  # no longer what the elements are
+        return items
+
+    def __len__(self) -> int:
+        return self._count if self._items is None else len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> PackedStringArray: ...
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return PackedStringArray(self._strings()[index])
+        return self._strings()[index]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._changing()[index] = value
+
+    def __delitem__(self, index: Any) -> None:
+        del self._changing()[index]
+
+    def insert(self, index: int, value: str) -> None:
+        self._changing().insert(index, value)
+
+    def append(self, value: str) -> None:
+        self._changing().append(value)
+
+    def extend(self, values: Iterable[str]) -> None:
+        self._changing().extend(values)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._strings())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._strings()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PackedStringArray):
-            return list.__eq__(self, other)
+            if self._wire is not None and self._wire == other._wire and self._nul == other._nul:
+                return True
+            return self._strings() == other._strings()
         if isinstance(other, list):
             return False
         return NotImplemented
@@ -769,8 +848,37 @@ class PackedStringArray(list):  # type: ignore[type-arg]
 
     __hash__ = None  # type: ignore[assignment]
 
+    def copy(self) -> PackedStringArray:
+        return PackedStringArray(self._strings())
+
+    def tolist(self) -> list[str]:
+        return list(self._strings())
+
     def __repr__(self) -> str:
-        return f"PackedStringArray({list.__repr__(self)})"
+        return f"PackedStringArray({self._strings()!r})"
+
+    def __reduce__(self) -> Any:
+        return (PackedStringArray, (self._strings(),))
+
+
+def _strings_from_wire(wire: bytes, count: int, nul: bool) -> list[str]:
+    """The strings of a validated, ASCII PackedStringArray body (see PackedStringArray.from_wire)."""
+    text = wire.decode("ascii")  # one str for all: each element is then one slice of it
+    words = memoryview(wire).cast("I") if not _BIG_ENDIAN else array("I", wire)
+    if _BIG_ENDIAN:  # pragma: no cover
+        words.byteswap()
+    out: list[str] = []
+    add = out.append
+    j = 0
+    for _ in range(count):
+        n = words[j]
+        a = 4 * j + 4
+        if nul and n and text[a + n - 1] == "\0":
+            add(text[a:a + n - 1])
+        else:
+            add(text[a:a + n])
+        j += (n + 7) >> 2
+    return out
 
 
 def is_nan_equal(a: Any, b: Any) -> bool:
