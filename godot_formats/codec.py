@@ -17,7 +17,7 @@ import struct
 import sys
 from array import array
 from functools import lru_cache, partial
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, Iterator
 from typing import Callable as _Fn
 
@@ -162,10 +162,23 @@ def _composed(build: _Fn[[Any], Any], unpack: _Fn[[Any, int], Any]) -> _Fn[[Any,
     return read
 
 
-#: The bits of an element's last word that must be zero, by its length mod 4: the
-#: padding; and in Godot 3's layout, where each length counts a NUL, the NUL too.
+#: How the PackedStringArray walk steps over one element, by its length n (a u32
+#: word index: the length word, the text, the padding), and the bits of the
+#: element's last word that must be zero: its padding, and in Godot 3's layout,
+#: where each length counts a final NUL, that NUL too.  A length of 0 has no NUL
+#: to count, so its step there runs off the end; a length past the tables is an
+#: IndexError.  Either way the walk gives up and the element-by-element reader,
+#: which knows every rule, decides.
+_WALK_LIMIT = 4096
 _PADDING_BITS = (0, 0xFFFFFF00, 0xFFFF0000, 0xFF000000)
 _NUL_AND_PADDING_BITS = (0xFF000000, 0xFFFFFFFF, 0xFFFFFF00, 0xFFFF0000)
+_STRING_STEPS = {
+    nul: tuple([1 << 62 if nul else 1] + [(n + 7) >> 2 for n in range(1, _WALK_LIMIT)]) for nul in (False, True)
+}
+_STRING_ZERO_BITS = {
+    nul: tuple((_NUL_AND_PADDING_BITS if nul else _PADDING_BITS)[n & 3] for n in range(_WALK_LIMIT))
+    for nul in (False, True)
+}
 
 
 def _string_elements_end(buf: Any, pos: int, count: int, end: int, nul: bool) -> int | None:
@@ -173,26 +186,30 @@ def _string_elements_end(buf: Any, pos: int, count: int, end: int, nul: bool) ->
 
     None if they run past ``end``, or are not exactly what the engine writes
     (padding that is not zero; with ``nul``, a length that does not count a
-    final NUL): the element-by-element readers then decide.  One subscript per
-    element for its length and one for its last word: this walk is what a
-    PackedStringArray costs when its strings are kept in wire form.
+    final NUL), or are long: the element-by-element reader then decides.  This
+    walk is what a PackedStringArray costs when its strings are kept in wire
+    form, so it is as short as it can be: per element, one subscript for the
+    length, two table lookups, and one subscript for the element's last word
+    (``last`` is the same words one earlier, so ``last[j]`` is ``words[j - 1]``).
     """
-    if _BIG_ENDIAN:  # pragma: no cover
+    if _BIG_ENDIAN or pos < 4:  # pragma: no cover - a PackedStringArray's count precedes pos
         return None
-    words = memoryview(buf)[pos:pos + ((end - pos) & ~3)].cast("I")
-    zero_bits = _NUL_AND_PADDING_BITS if nul else _PADDING_BITS
-    min_length = 1 if nul else 0
+    view = memoryview(buf)
+    stop = pos + ((end - pos) & ~3)
+    words, last = view[pos:stop].cast("I"), view[pos - 4:stop].cast("I")
+    step, zero_bits = _STRING_STEPS[nul], _STRING_ZERO_BITS[nul]
     j = 0
     try:
-        for _ in range(count):
+        for _ in repeat(None, count):
             n = words[j]
-            j += (n + 7) >> 2
-            if words[j - 1] & zero_bits[n & 3] or n < min_length:
+            j += step[n]
+            if last[j] & zero_bits[n]:
                 return None
     except IndexError:
         return None
     finally:
         words.release()
+        last.release()
     return pos + 4 * j
 
 

@@ -19,7 +19,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, MutableSequence
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, ClassVar, TypeVar, overload
 
 import attrs
@@ -862,22 +862,21 @@ class PackedStringArray(MutableSequence[str]):
 
 
 def _strings_from_wire(wire: bytes, count: int, nul: bool) -> list[str]:
-    """The strings of a validated, ASCII PackedStringArray body (see PackedStringArray.from_wire)."""
+    """The strings of a PackedStringArray body the decoder has checked: ASCII, every
+    length in range and, with ``nul``, counting a final NUL that is not part of the text."""
     text = wire.decode("ascii")  # one str for all: each element is then one slice of it
-    words = memoryview(wire).cast("I") if not _BIG_ENDIAN else array("I", wire)
+    words: Any = memoryview(wire).cast("I")
     if _BIG_ENDIAN:  # pragma: no cover
+        words = array("I", wire)
         words.byteswap()
     out: list[str] = []
     add = out.append
-    j = 0
-    for _ in range(count):
-        n = words[j]
-        a = 4 * j + 4
-        if nul and n and text[a + n - 1] == "\0":
-            add(text[a:a + n - 1])
-        else:
-            add(text[a:a + n])
-        j += (n + 7) >> 2
+    cut = 1 if nul else 0
+    a = 4  # where element j's text starts
+    for _ in repeat(None, count):
+        n = words[(a >> 2) - 1]
+        add(text[a:a + n - cut])
+        a += (n + 7) & ~3
     return out
 
 
