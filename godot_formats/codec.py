@@ -21,8 +21,6 @@ from itertools import chain, repeat
 from typing import Any, Iterator
 from typing import Callable as _Fn
 
-import attrs
-
 from . import types as t
 from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
 from .errors import DecodeError, EncodeError
@@ -87,54 +85,15 @@ def _utf8(raw: Any) -> str:
 
 
 def _builder(row: Any) -> _Fn[[Any], Any]:
-    """How a math reader builds its value: ``row.from_wire``, or for a flat type
-    (Vector2/3/4, Quaternion, Color and the int vectors) something 2x faster.
-
-    Decoded components are already floats (or ints), so attrs' converters and
-    frozen-instance checks in ``__init__`` are pure cost here: the fields are set
-    through their slot descriptors instead.
-    """
-    cls = row.cls
-    names = [f.name for f in attrs.fields(cls)] if attrs.has(cls) else []
-    if not 2 <= len(names) == row.count <= 4 or not all(n in getattr(cls, "__slots__", ()) for n in names):
-        return row.from_wire  # type: ignore[no-any-return]
-    sample = cls(*range(row.count))
-    if tuple(row.to_wire(sample)) != tuple(getattr(sample, n) for n in names):
-        return row.from_wire  # type: ignore[no-any-return]
-    new = object.__new__
-    setters = [cls.__dict__[n].__set__ for n in names]
-    if len(setters) == 2:
-        sx, sy = setters
-
-        def build2(c: Any) -> Any:
-            o = new(cls)
-            sx(o, c[0])
-            sy(o, c[1])
-            return o
-        return build2
-    if len(setters) == 3:
-        sx, sy, sz = setters
-
-        def build3(c: Any) -> Any:
-            o = new(cls)
-            sx(o, c[0])
-            sy(o, c[1])
-            sz(o, c[2])
-            return o
-        return build3
-    sx, sy, sz, sw = setters
-
-    def build4(c: Any) -> Any:
-        o = new(cls)
-        sx(o, c[0])
-        sy(o, c[1])
-        sz(o, c[2])
-        sw(o, c[3])
-        return o
-    return build4
+    """How a math reader builds its value from the numbers it unpacked: in one C call
+    for a vector, Quaternion or Color (the numbers already have the component's type),
+    else ``row.from_wire``."""
+    if issubclass(row.cls, t.Components) and row.count == len(row.cls._fields):
+        return partial(tuple.__new__, row.cls)
+    return row.from_wire  # type: ignore[no-any-return]
 
 
-def _word_views(buf: Any, base: int, end: int) -> tuple[memoryview, memoryview, memoryview]:
+def _word_views(buf: Any, base: int, end: int) -> tuple[Any, Any, Any]:
     """The whole 32-bit words from ``base`` to ``end`` as u32, int32 and float32: views, not copies."""
     region = memoryview(buf)[base:base + (max(end - base, 0) & ~3)]
     if _BIG_ENDIAN:  # pragma: no cover - the wire is little-endian: swapped copies
@@ -1288,7 +1247,7 @@ def _find_path(root: Any, target: Any, limit: int = 100_000) -> str:
         seen += 1
         if node is target:
             return path
-        if isinstance(node, (list, tuple)):
+        if isinstance(node, (list, tuple)) and not isinstance(node, t.Components):
             todo.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
         elif isinstance(node, (dict, t.Dictionary)):
             for k, v in reversed(list(node.items())):

@@ -511,7 +511,7 @@ class _Converter:
         name = _LEAF_TYPES.get(type(v))
         if name is not None and name != "Object":  # the common case, without isinstance chains
             return True, self._leaf(path, v, name)
-        if isinstance(v, (list, tuple)) and not isinstance(v, t.PackedStringArray):
+        if isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
             frame = self._array(path, v)
         elif isinstance(v, (dict, t.Dictionary)):
             frame = self._dictionary(path, v)

@@ -428,7 +428,7 @@ class _Walker:
             if isinstance(element, (int, float)):
                 shown = _number(element)
             else:
-                shown = f"({', '.join(_number(x) for x in attrs.astuple(element))})"
+                shown = f"({', '.join(_number(x) for x in tuple(element))})"
             yield from self.field(at, size, depth, "value", f"[{i}] {shown}")
             at += size
         if limit < n:

@@ -437,7 +437,7 @@ class _Order:
             return a < b  # type: ignore[no-any-return]
         if name in ("Vector2", "Vector3", "Vector2i", "Vector3i", "Vector4", "Vector4i"):
             same = _is_equal_approx_f32 if self.godot3 and name in ("Vector2", "Vector3") else _exact_equal
-            return _vector_less(attrs.astuple(a), attrs.astuple(b), same)
+            return _vector_less(tuple(a), tuple(b), same)
         if name == "RID":
             return a.id < b.id  # type: ignore[no-any-return]
         if name == "Array":
@@ -479,7 +479,7 @@ def key_depth(value: Any) -> int:
     stack = [(value, 0)]
     while stack:
         v, depth = stack.pop()
-        if isinstance(v, (list, tuple)) and not isinstance(v, t.PackedStringArray):
+        if isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
             stack.extend((x, depth + 1) for x in v)
         elif isinstance(v, (dict, t.Dictionary)):
             stack.extend((x, depth + 1) for kv in v.items() for x in kv)

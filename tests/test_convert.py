@@ -81,7 +81,7 @@ def _type_names(blob: bytes, dialect: str) -> set[str]:
     todo = [gf.loads(blob, dialect, allow_objects=True)]
     while todo:
         v = todo.pop()
-        if isinstance(v, (list, tuple)) and not isinstance(v, t.PackedStringArray):
+        if isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
             names.add("Array")
             todo.extend(v)
         elif isinstance(v, (dict, t.Dictionary)):

@@ -531,7 +531,7 @@ def _engine_can_read(value: Any) -> bool:
             return False  # the engine's JSON parser replaces NUL
         if isinstance(v, t.NodePath) and not isinstance(to_json(v), str):
             return False
-        if isinstance(v, t.PackedArray) or attrs.has(type(v)) and not isinstance(v, t.Object):
+        if isinstance(v, (t.PackedArray, t.Components)) or attrs.has(type(v)) and not isinstance(v, t.Object):
             args = to_json(v).get("args", [])  # type: ignore[union-attr]
             if any(x in ("nan", "inf", "-inf") for x in args if isinstance(x, str)):
                 return False  # "nan"/"inf" strings inside args: the engine reads 0

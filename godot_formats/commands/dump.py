@@ -255,7 +255,7 @@ def _children(value: Any, d: Dialect, max_elements: int | None) -> tuple[str, li
                 entries.append((f"key {i}:", k))
                 entries.append((f"value {i}:", v))
         return f"{heading}, {plural(len(value), 'entry', 'entries')}", entries
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)) and not isinstance(value, t.Components):
         heading = "Array"
         if isinstance(value, t.TypedArray):
             heading += f"[{_container_type(value.element_type, d)}]"
