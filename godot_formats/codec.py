@@ -13,6 +13,7 @@ the bytes that are left before anything is allocated.
 
 from __future__ import annotations
 
+import operator
 import struct
 import sys
 from array import array
@@ -51,6 +52,7 @@ _BIG_ENDIAN = sys.byteorder == "big"
 _HEADER_I32 = struct.Struct("<Ii")
 _HEADER_F32 = struct.Struct("<If")
 _HEADER_U32 = struct.Struct("<II")
+_NOTHING = struct.Struct("<")  # unpacks ()
 _PADDING = (b"", b"\0", b"\0\0", b"\0\0\0")
 _BUFFER_TYPES = (bytes, bytearray, memoryview)
 _COMPONENT_FORMATS = {F32: ("f", 4), I32: ("i", 4), "i64": ("q", 8), "f64": ("d", 8)}
@@ -105,20 +107,6 @@ def _word_views(buf: Any, base: int, end: int) -> tuple[Any, Any, Any]:
             views.append(memoryview(words))
         return views[0], views[1], views[2]
     return region.cast("I"), region.cast("i"), region.cast("f")
-
-
-def _nil(buf: Any, pos: int) -> None:
-    return None
-
-
-def _bool(buf: Any, pos: int) -> bool:
-    return u32_at(buf, pos)[0] != 0  # type: ignore[no-any-return]
-
-
-def _composed(build: _Fn[[Any], Any], unpack: _Fn[[Any, int], Any]) -> _Fn[[Any, int], Any]:
-    def read(buf: Any, pos: int) -> Any:
-        return build(unpack(buf, pos))
-    return read
 
 
 #: How the PackedStringArray walk steps over one element, by its length n (a u32
@@ -215,18 +203,22 @@ class Decoder:
                 readers[type_id] = self._reader_for(name)
         self._readers = readers
         self._containers = containers
-        # Readers of the fixed-size values whose header has no flag bits, read
-        # inline by decode(): header -> (read(buf, payload offset), payload words).
-        self._fixed: dict[int, tuple[_Fn[[Any, int], Any], int]] = {}
+        # The fixed-size values whose header has no flag bits, read inline by
+        # decode() as ``make(arg, unpack(buf, payload offset))``: rows of C
+        # callables, so reading one costs no Python-level call.
+        self._fixed: dict[int, tuple[_Fn[[Any, Any], Any], Any, _Fn[[Any, int], Any], int]] = {}
         for type_id, name in enumerate(dialect.types):
             if name == "Nil":
-                self._fixed[type_id] = (_nil, 0)
+                self._fixed[type_id] = (dict.get, {}, _NOTHING.unpack_from, 0)  # {}.get(()) is None
             elif name == "bool":
-                self._fixed[type_id] = (_bool, 1)
+                self._fixed[type_id] = (operator.ne, (0,), u32_at, 1)  # (0,) != (n,)
             elif name in MATH_TYPES:
                 row = dialect.math_type(name)
                 narrow = struct.Struct(f"<{row.count}{'i' if row.component == I32 else 'f'}")
-                self._fixed[type_id] = (_composed(_builder(row), narrow.unpack_from), row.count)
+                if issubclass(row.cls, t.Components) and row.count == len(row.cls._fields):
+                    self._fixed[type_id] = (tuple.__new__, row.cls, narrow.unpack_from, row.count)
+                else:
+                    self._fixed[type_id] = (operator.call, row.from_wire, narrow.unpack_from, row.count)
         self._padded_names = dialect.object_format == "engine"
         self._builtin_container_types = [None if n == "Nil" else t.ContainerType(n) for n in dialect.types]
         # Headers (type id, no flags) of int32, float32 and String, read inline by
@@ -343,11 +335,11 @@ class Decoder:
                                 kind, items, add, left, key = _ARRAY, value, value.append, count, None
                                 continue
                             add(value)
-                        elif header in fixed:  # Nil, bool, the flat math types
-                            read, size = fixed[header]
+                        elif header in fixed:  # Nil, bool, the math types
+                            make, arg, unpack, size = fixed[header]
                             if w + 1 + size > nw:
                                 break
-                            add(read(buf, base + 4 * w + 4))
+                            add(make(arg, unpack(buf, 4 * w + base + 4)))
                             w += 1 + size
                         else:
                             break

@@ -59,7 +59,8 @@ class MathType:
 
 def _flat(cls: type, *fields: str) -> MathType:
     component = I32 if cls.__name__.endswith("i") else (F32 if cls is t.Color else REAL)
-    getter = operator.attrgetter(*fields)
+    # A vector, Quaternion or Color is the tuple of its components in wire order.
+    getter = tuple if issubclass(cls, t.Components) and cls._fields == fields else operator.attrgetter(*fields)
     return MathType(cls, len(fields), component, getter, lambda c: cls(*c))
 
 
