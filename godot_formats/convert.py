@@ -123,24 +123,11 @@ def format_path_key(key: Any) -> str:
 
 def _type_name(value: Any) -> str | None:
     """The Godot 4 type name of a leaf value (containers are handled by the walker)."""
-    name = _LEAF_TYPES.get(type(value))
-    if name is None:
-        for cls in type(value).__mro__[1:]:
-            name = _LEAF_TYPES.get(cls)
-            if name is not None:
-                break
-    return name
+    return t.godot_type_name(value, _LEAF_TYPES)
 
 
-_LEAF_TYPES: dict[type, str] = {
-    type(None): "Nil", bool: "bool", int: "int", float: "float", str: "String",
-    t.StringName: "StringName", t.NodePath: "NodePath", t.RID: "RID",
-    t.EncodedObjectAsID: "Object", t.Object: "Object", t.Callable: "Callable", t.Signal: "Signal",
-    bytes: "PackedByteArray", bytearray: "PackedByteArray", memoryview: "PackedByteArray",
-    t.PackedStringArray: "PackedStringArray",
-    **{row.cls: name for name, row in MATH_TYPES.items()},
-    **{cls: name for name, (cls, _) in PACKED_TYPES.items()},
-}
+_LEAF_TYPES: dict[type, str] = {cls: name for cls, name in t.GODOT_TYPE_NAMES.items()
+                                if name not in ("Array", "Dictionary")}
 
 
 # --- the downgrade table (policy="lossy") ------------------------------------------------

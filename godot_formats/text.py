@@ -365,28 +365,11 @@ def text_style(dialect: str | Dialect = "godot4", version: str | None = None) ->
 
 # --- Variant ordering (dictionary keys are sorted before they are written) -------------------------------
 
-_TYPE_OF: dict[type, str] = {
-    type(None): "Nil", bool: "bool", int: "int", float: "float", str: "String",
-    t.StringName: "StringName", t.NodePath: "NodePath", t.RID: "RID", t.Object: "Object",
-    t.EncodedObjectAsID: "Object", t.Callable: "Callable", t.Signal: "Signal",
-    list: "Array", tuple: "Array", t.TypedArray: "Array",
-    dict: "Dictionary", t.Dictionary: "Dictionary", t.TypedDictionary: "Dictionary",
-    bytes: "PackedByteArray", bytearray: "PackedByteArray", memoryview: "PackedByteArray",
-    t.PackedStringArray: "PackedStringArray",
-    **{cls: name for name in TYPE_NAMES if isinstance(cls := getattr(t, name, None), type)},
-}
-
-
 def type_name_of(value: Any) -> str:
     """The Godot 4 type name of a value of the model (``"Vector2"``, ``"Array"`` ...)."""
-    name = _TYPE_OF.get(type(value))
+    name = t.godot_type_name(value)
     if name is None:
-        for cls in type(value).__mro__[1:]:
-            name = _TYPE_OF.get(cls)
-            if name is not None:
-                break
-        else:
-            raise EncodeError(f"cannot write a {type(value).__name__} as text ({value!r:.60})")
+        raise EncodeError(f"cannot write a {type(value).__name__} as text ({value!r:.60})")
     return name
 
 

@@ -5,11 +5,16 @@ Values are named after Godot 4 (a Godot 3 ``Quat`` decodes to
 a value read in one dialect can be written in another.  Python natives stand
 for the Godot types they represent exactly: ``None`` (Nil), ``bool``, ``int``,
 ``float``, ``str`` (String), ``list`` (Array), ``dict`` (Dictionary) and
-``bytes`` (PackedByteArray).  Everything else is an attrs class or a small
-container class defined here.
+``bytes`` (PackedByteArray).  Everything else is defined here: the vectors,
+Quaternion and Color are tuples of their components (:class:`Components`), the
+other math types and the references are attrs classes, and the containers are
+small classes of their own.
 
 Math types keep their components as plain Python numbers; the dialect decides
 their width on the wire (float32, or float64 in double-precision builds).
+Packed arrays hold no Python object per element: the numeric and vector ones
+keep one ``array.array``, and a decoded :class:`PackedStringArray` keeps the
+bytes it was read from until its strings are asked for.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ __all__ = [
     "Dictionary", "TypedDictionary", "PackedArray", "PackedInt32Array",
     "PackedInt64Array", "PackedFloat32Array", "PackedFloat64Array",
     "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
-    "PackedColorArray", "PackedVector4Array", "godot_key",
+    "PackedColorArray", "PackedVector4Array", "godot_key", "GODOT_TYPE_NAMES", "godot_type_name",
 ]
 
 def _real(default: float = 0.0) -> Any:
@@ -922,6 +927,34 @@ def _strings_from_wire(wire: bytes, count: int, nul: bool) -> list[str]:
         add(text[a:a + n - cut])
         a += (n + 7) & ~3
     return out
+
+
+#: The Godot 4 type name of each class of the value model, and of the Python
+#: natives that stand for Godot types: the one table the writers of text, the
+#: converter and the dump view look names up in.
+GODOT_TYPE_NAMES: dict[type, str] = {
+    type(None): "Nil", bool: "bool", int: "int", float: "float", str: "String",
+    bytes: "PackedByteArray", bytearray: "PackedByteArray", memoryview: "PackedByteArray",
+    list: "Array", tuple: "Array", TypedArray: "Array",
+    dict: "Dictionary", Dictionary: "Dictionary", TypedDictionary: "Dictionary",
+    Object: "Object", EncodedObjectAsID: "Object",
+    **{cls: cls.__name__ for cls in (
+        Vector2, Vector2i, Rect2, Rect2i, Vector3, Vector3i, Transform2D, Vector4, Vector4i, Plane,
+        Quaternion, AABB, Basis, Transform3D, Projection, Color, StringName, NodePath, RID, Callable,
+        Signal, PackedInt32Array, PackedInt64Array, PackedFloat32Array, PackedFloat64Array,
+        PackedStringArray, PackedVector2Array, PackedVector3Array, PackedColorArray, PackedVector4Array)},
+}
+
+
+def godot_type_name(value: Any, names: Mapping[type, str] = GODOT_TYPE_NAMES) -> str | None:
+    """The Godot 4 type name of ``value`` (by its class, then its base classes), or None."""
+    name = names.get(type(value))
+    if name is None:
+        for cls in type(value).__mro__[1:]:
+            name = names.get(cls)
+            if name is not None:
+                break
+    return name
 
 
 def is_nan_equal(a: Any, b: Any) -> bool:

@@ -208,13 +208,8 @@ def describe(value: Any, d: Dialect) -> str:
     return repr(value)
 
 
-_PACKED_NAMES = {
-    bytes: "PackedByteArray", bytearray: "PackedByteArray", t.PackedInt32Array: "PackedInt32Array",
-    t.PackedInt64Array: "PackedInt64Array", t.PackedFloat32Array: "PackedFloat32Array",
-    t.PackedFloat64Array: "PackedFloat64Array", t.PackedStringArray: "PackedStringArray",
-    t.PackedVector2Array: "PackedVector2Array", t.PackedVector3Array: "PackedVector3Array",
-    t.PackedColorArray: "PackedColorArray", t.PackedVector4Array: "PackedVector4Array",
-}
+_PACKED_NAMES = {cls: name for cls, name in t.GODOT_TYPE_NAMES.items()
+                 if name.startswith("Packed") and cls is not memoryview}
 
 
 def _children(value: Any, d: Dialect, max_elements: int | None) -> tuple[str, list[tuple[str, Any]]] | None:
