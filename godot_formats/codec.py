@@ -299,26 +299,10 @@ class Decoder:
                         elif header == h_float:
                             add(floats[w + 1])
                             w += 2
-                        elif header == h_dict:
+                        elif header == h_array or header == h_dict:
                             count = words[w + 1] & COUNT_MASK
-                            if 2 * count > nw - w - 2:
-                                break
-                            if elements_left >= 0:
-                                elements_left -= count
-                                if elements_left < 0:
-                                    raise self._too_many_elements(base + 4 * w)
-                            w += 2
-                            if count:
-                                stack.append((kind, items, add, left, key))
-                                if len(stack) > max_depth:
-                                    raise _too_deep(base + 4 * w, max_depth)
-                                items = []
-                                kind, add, left, key = _PAIRS, items.append, 2 * count, None
-                                continue
-                            add({})
-                        elif header == h_array:
-                            count = words[w + 1] & COUNT_MASK
-                            if count > nw - w - 2:
+                            pairs = header == h_dict  # a Dictionary wants a key and a value per entry
+                            if (2 * count if pairs else count) > nw - w - 2:
                                 break
                             if elements_left >= 0:
                                 elements_left -= count
@@ -326,15 +310,16 @@ class Decoder:
                                     raise self._too_many_elements(base + 4 * w)
                             w += 2
                             value = []
-                            if count >= 16:
+                            if count >= 16 and not pairs:
                                 w = (uniform(buf, base + 4 * w, end, value, count) - base) >> 2
                             if len(value) < count:
                                 stack.append((kind, items, add, left, key))
                                 if len(stack) > max_depth:
                                     raise _too_deep(base + 4 * w, max_depth)
-                                kind, items, add, left, key = _ARRAY, value, value.append, count, None
+                                kind, items, add = (_PAIRS if pairs else _ARRAY), value, value.append
+                                left, key = (2 * count if pairs else count), None
                                 continue
-                            add(value)
+                            add({} if pairs else value)
                         elif header in fixed:  # Nil, bool, the math types
                             make, arg, unpack, size = fixed[header]
                             if w + 1 + size > nw:
