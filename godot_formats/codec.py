@@ -95,6 +95,11 @@ def _builder(row: Any) -> _Fn[[Any], Any]:
     return row.from_wire  # type: ignore[no-any-return]
 
 
+def _apply(build: _Fn[[Any], Any], parts: Any) -> Any:
+    """``build(parts)``: the ``make`` of a math type that is built by its table row."""
+    return build(parts)
+
+
 def _word_views(buf: Any, base: int, end: int) -> tuple[Any, Any, Any]:
     """The whole 32-bit words from ``base`` to ``end`` as u32, int32 and float32: views, not copies."""
     region = memoryview(buf)[base:base + (max(end - base, 0) & ~3)]
@@ -218,7 +223,7 @@ class Decoder:
                 if issubclass(row.cls, t.Components) and row.count == len(row.cls._fields):
                     self._fixed[type_id] = (tuple.__new__, row.cls, narrow.unpack_from, row.count)
                 else:
-                    self._fixed[type_id] = (operator.call, row.from_wire, narrow.unpack_from, row.count)
+                    self._fixed[type_id] = (_apply, row.from_wire, narrow.unpack_from, row.count)
         self._padded_names = dialect.object_format == "engine"
         self._builtin_container_types = [None if n == "Nil" else t.ContainerType(n) for n in dialect.types]
         # Headers (type id, no flags) of int32, float32 and String, read inline by

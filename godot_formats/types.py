@@ -67,6 +67,7 @@ class Components(tuple):  # type: ignore[type-arg]
 
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]] = ()
+    __match_args__: ClassVar[tuple[str, ...]] = ()
     _defaults: ClassVar[tuple[Any, ...]] = ()
     _convert: ClassVar[Any] = float
 
@@ -74,7 +75,10 @@ class Components(tuple):  # type: ignore[type-arg]
         super().__init_subclass__(**kwargs)
         annotations = cls.__dict__.get("__annotations__", {})
         names = tuple(n for n in annotations if not n.startswith("_"))
+        if not names:  # a subclass of a vector: its fields as they are
+            return
         cls._fields = names
+        cls.__match_args__ = names  # type: ignore[misc]  # case Vector2(x, y)
         cls._convert = int if annotations[names[0]] in ("int", int) else float
         cls._defaults = tuple(cls._convert(cls.__dict__.get(n, 0)) for n in names)
         for i, name in enumerate(names):
@@ -98,6 +102,12 @@ class Components(tuple):  # type: ignore[type-arg]
 
     def __getnewargs__(self) -> tuple[Any, ...]:
         return tuple(self)
+
+    def replace(self: C, **changes: Any) -> C:
+        """A copy with some components changed (``v.replace(y=0)``), like ``attrs.evolve``."""
+        return type(self)(**{**dict(zip(self._fields, self)), **changes})
+
+    __replace__ = replace  # copy.replace (Python 3.13)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is type(self):
@@ -499,7 +509,7 @@ def _scalar_key(value: Any) -> Any:
         return ("b", value)
     if value is None:
         return ("n",)
-    if t is PackedStringArray:  # not an Array of the same strings: Godot keeps them apart
+    if isinstance(value, PackedStringArray):  # not an Array of the same strings: Godot keeps them apart
         return ("S", tuple(value))
     if isinstance(value, Components):  # NaN components equal each other, -0.0 equals 0.0
         return (t.__name__, _normal_components(value))
@@ -517,6 +527,8 @@ def _scalar_key(value: Any) -> Any:
 def _normal_components(v: Any) -> Any:
     if isinstance(v, tuple):  # fields, and the components of a vector field
         return tuple(_normal_components(c) for c in v)  # at most three levels (Transform3D)
+    if attrs.has(type(v)):  # a math type inside a math type: Transform3D's Basis
+        return _normal_components(attrs.astuple(v, recurse=False))
     if type(v) is float:
         return "nan" if v != v else v + 0.0
     return v
@@ -812,21 +824,35 @@ class PackedStringArray(MutableSequence[str]):
     decoder has already checked every length, the UTF-8 and the padding, so
     this can never fail; and writing the array back in the layout it was read
     in is one memory copy.  Any change turns it into a plain list of strings.
+
+    It has the methods of a list; ``+``, ``*``, slices and :meth:`copy` give a
+    PackedStringArray (as in Godot).  It is not a ``list`` (``isinstance``,
+    ``json.dumps``): :meth:`tolist` gives one.
     """
 
     __slots__ = ("_items", "_wire", "_count", "_nul")
+    _items: list[str] | None  # the strings, once made
+    _wire: bytes | None  # the elements as read, until a change
+    _count: int  # how many there are in _wire
+    _nul: bool  # whether _wire's lengths count a final NUL
 
-    def __init__(self, items: Iterable[str] = ()) -> None:
-        self._items: list[str] | None = list(items)
-        self._wire: bytes | None = None
+    def __new__(cls, *args: Any, **kwargs: Any) -> PackedStringArray:
+        self = super().__new__(cls)
+        # Set here, not only in __init__, so that unpickling (which skips __init__) finds them.
+        self._items = []
+        self._wire = None
         self._count = 0
         self._nul = False
+        return self
+
+    def __init__(self, items: Iterable[str] = ()) -> None:
+        self._items = list(items)
 
     @classmethod
     def from_wire(cls, wire: bytes, count: int, nul: bool) -> PackedStringArray:
         """An array over ``count`` elements in wire form, already validated by the decoder.
 
-        ``nul``: each length counts a terminating NUL (Godot 3 writes one); a
+        ``nul``: each length counts a terminating NUL (both engines write one); a
         final NUL is not part of the string.  The elements must be ASCII
         (the decoder makes str objects itself for anything else).
         """
@@ -849,6 +875,15 @@ class PackedStringArray(MutableSequence[str]):
         self._wire = None  # no longer what the elements are
         return items
 
+    @staticmethod
+    def _list(other: Any) -> list[str] | None:
+        """The strings of another PackedStringArray or list, for comparing and concatenating."""
+        if isinstance(other, PackedStringArray):
+            return other._strings()
+        return other if isinstance(other, list) else None
+
+    # -- reading ---------------------------------------------------------------------
+
     def __len__(self) -> int:
         return self._count if self._items is None else len(self._items)
 
@@ -858,8 +893,48 @@ class PackedStringArray(MutableSequence[str]):
     def __getitem__(self, index: slice) -> PackedStringArray: ...
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return PackedStringArray(self._strings()[index])
+            return type(self)(self._strings()[index])
         return self._strings()[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._strings())
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._strings())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._strings()
+
+    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
+        return self._strings().index(value, start, stop)
+
+    def count(self, value: Any) -> int:
+        return self._strings().count(value)
+
+    def copy(self) -> PackedStringArray:
+        return type(self)(self._strings())
+
+    def tolist(self) -> list[str]:
+        return list(self._strings())
+
+    def __add__(self, other: Iterable[str]) -> PackedStringArray:
+        strings = self._list(other)
+        if strings is None:
+            return NotImplemented
+        return type(self)(self._strings() + strings)
+
+    def __radd__(self, other: Iterable[str]) -> PackedStringArray:
+        strings = self._list(other)
+        if strings is None:
+            return NotImplemented
+        return type(self)(strings + self._strings())
+
+    def __mul__(self, times: int) -> PackedStringArray:
+        return type(self)(self._strings() * times)
+
+    __rmul__ = __mul__
+
+    # -- changing ----------------------------------------------------------------------
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._changing()[index] = value
@@ -874,13 +949,33 @@ class PackedStringArray(MutableSequence[str]):
         self._changing().append(value)
 
     def extend(self, values: Iterable[str]) -> None:
-        self._changing().extend(values)
+        items = self._changing()
+        items.extend(list(values) if values is self or values is items else values)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._strings())
+    def __iadd__(self, values: Iterable[str]) -> PackedStringArray:
+        self.extend(values)
+        return self
 
-    def __contains__(self, value: object) -> bool:
-        return value in self._strings()
+    def __imul__(self, times: int) -> PackedStringArray:
+        self._changing()[:] = self._strings() * times
+        return self
+
+    def pop(self, index: int = -1) -> str:
+        return self._changing().pop(index)
+
+    def remove(self, value: Any) -> None:
+        self._changing().remove(value)
+
+    def clear(self) -> None:
+        self._changing().clear()
+
+    def reverse(self) -> None:
+        self._changing().reverse()
+
+    def sort(self, *, key: Any = None, reverse: bool = False) -> None:
+        self._changing().sort(key=key, reverse=reverse)
+
+    # -- comparing ---------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PackedStringArray):
@@ -888,26 +983,36 @@ class PackedStringArray(MutableSequence[str]):
                 return True
             return self._strings() == other._strings()
         if isinstance(other, list):
-            return False
+            return False  # an Array is another type, as in Godot
         return NotImplemented
 
     def __ne__(self, other: object) -> bool:
         result = self.__eq__(other)
         return result if result is NotImplemented else not result
 
+    def __lt__(self, other: Any) -> bool:
+        strings = self._list(other)
+        return NotImplemented if strings is None else self._strings() < strings
+
+    def __le__(self, other: Any) -> bool:
+        strings = self._list(other)
+        return NotImplemented if strings is None else self._strings() <= strings
+
+    def __gt__(self, other: Any) -> bool:
+        strings = self._list(other)
+        return NotImplemented if strings is None else self._strings() > strings
+
+    def __ge__(self, other: Any) -> bool:
+        strings = self._list(other)
+        return NotImplemented if strings is None else self._strings() >= strings
+
     __hash__ = None  # type: ignore[assignment]
 
-    def copy(self) -> PackedStringArray:
-        return PackedStringArray(self._strings())
-
-    def tolist(self) -> list[str]:
-        return list(self._strings())
-
     def __repr__(self) -> str:
-        return f"PackedStringArray({self._strings()!r})"
+        return f"{type(self).__name__}({self._strings()!r})"
 
     def __reduce__(self) -> Any:
-        return (PackedStringArray, (self._strings(),))
+        return (type(self), (self._strings(),))
 
 
 def _strings_from_wire(wire: bytes, count: int, nul: bool) -> list[str]:

@@ -61,6 +61,22 @@ def test_no_tuple_arithmetic_or_ordering() -> None:
             op()
 
 
+class Position(t.Vector2):
+    pass
+
+
+def test_subclasses_replace_and_patterns() -> None:
+    p = Position(1, 2)
+    assert (p.x, p.y) == (1.0, 2.0) and type(pickle.loads(pickle.dumps(p))) is Position
+    assert p != t.Vector2(1, 2)  # another class, as attrs classes compared
+    v = t.Color(1, 0, 0)
+    assert v.replace(a=0.5) == t.Color(1, 0, 0, 0.5) and v == t.Color(1, 0, 0, 1)
+    with pytest.raises(TypeError):
+        v.replace(q=1)
+    assert t.Vector3.__match_args__ == ("x", "y", "z")  # case Vector3(x, y, z): (Python 3.10+)
+    assert t.Color.__match_args__ == ("r", "g", "b", "a") and Position.__match_args__ == ("x", "y")
+
+
 def test_keys_follow_godot_rules() -> None:
     # -0.0 and 0.0 are one key, NaN equals NaN, and a vector is not the Array of its components.
     assert t.godot_key(t.Vector2(-0.0, math.nan)) == t.godot_key(t.Vector2(0.0, math.nan))
@@ -68,6 +84,10 @@ def test_keys_follow_godot_rules() -> None:
     assert t.godot_key(t.Vector2(1, 2)) != t.godot_key(t.Vector2i(1, 2))
     d = t.Dictionary([(t.Vector2(1, 2), "v"), ((1.0, 2.0), "array")])
     assert len(d) == 2
+    # NaN inside a math type inside a math type (Transform3D's Basis) still merges.
+    def nan_transform() -> t.Transform3D:
+        return t.Transform3D(t.Basis(t.Vector3(math.nan, 0, 0), t.Vector3(), t.Vector3()), t.Vector3())
+    assert len(t.Dictionary([(nan_transform(), 1), (nan_transform(), 2)])) == 1
 
 
 VECTOR_TYPE_NAMES = {"VECTOR2", "VECTOR3", "QUAT", "COLOR", "Vector2", "Vector2i", "Vector3", "Vector3i",

@@ -151,6 +151,43 @@ def test_equality_pickle_and_keys() -> None:
         hash(wire)
 
 
+def test_the_methods_of_a_list() -> None:
+    p = gf.loads(INPUTS["godot3"]["canonical"], "godot3")  # in wire form
+    assert p + ["x"] == t.PackedStringArray(["ab", "", "abc", "abcd", "x"])
+    assert ["x"] + p == t.PackedStringArray(["x", "ab", "", "abc", "abcd"])
+    assert p * 2 == 2 * p == t.PackedStringArray(["ab", "", "abc", "abcd"] * 2)
+    assert p.index("abc") == 2 and p.count("") == 1 and list(reversed(p))[0] == "abcd"
+    assert p < ["b"] and p <= p and not p > p and p >= ["ab"]
+    with pytest.raises(TypeError):
+        p + "x"  # type: ignore[operator]
+    p += p  # extending with itself: the strings it had, once
+    assert p.tolist() == ["ab", "", "abc", "abcd"] * 2
+    p.extend(p)
+    assert len(p) == 16
+    p *= 2
+    assert len(p) == 32 and p.wire(True) is None
+    p.sort(key=len, reverse=True)
+    assert p[0] == "abcd"
+    p.clear()
+    assert p == t.PackedStringArray() and len(p) == 0
+
+
+class Names(t.PackedStringArray):
+    pass
+
+
+def test_subclasses_and_pickles_of_the_list_based_class() -> None:
+    names = Names(["a"])
+    assert type(names[:]) is Names and type(names.copy()) is Names and type(names + ["b"]) is Names
+    assert type(pickle.loads(pickle.dumps(names))) is Names
+    assert len(t.Dictionary([(names, 1), (t.PackedStringArray(["a"]), 2)])) == 1
+    assert gf.dumps(names, "godot4") == gf.dumps(t.PackedStringArray(["a"]), "godot4")
+    # A pickle made by godot-formats 0.1.0, when PackedStringArray was a list subclass.
+    old = bytes.fromhex("8004953a000000000000008c13676f646f745f666f726d6174732e7479706573948c115061636b656453"
+                        "7472696e674172726179949394298194288c0161948c016294652e")
+    assert pickle.loads(old) == t.PackedStringArray(["a", "b"])
+
+
 @given(st.lists(st.text(max_size=12), max_size=20), st.sampled_from(["godot3", "godot4", "docs-godot4"]))
 def test_wire_form_and_list_form_write_the_same_bytes(strings: list[str], dialect: str) -> None:
     """Property: whichever form a decoded array is in, it writes the bytes of its strings."""
