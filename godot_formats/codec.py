@@ -122,6 +122,8 @@ def _word_views(buf: Any, base: int, end: int) -> tuple[Any, Any, Any]:
 #: IndexError.  Either way the walk gives up and the element-by-element reader,
 #: which knows every rule, decides.
 _WALK_LIMIT = 4096
+#: The words of a String value of n bytes: header, length, text, padding.
+_STRING_WORDS = tuple((n + 11) >> 2 for n in range(_WALK_LIMIT))
 _PADDING_BITS = (0, 0xFFFFFF00, 0xFFFF0000, 0xFF000000)
 _NUL_AND_PADDING_BITS = (0xFF000000, 0xFFFFFFFF, 0xFFFFFF00, 0xFFFF0000)
 _STRING_STEPS = {
@@ -269,7 +271,7 @@ class Decoder:
         mask, max_depth = self.dialect.type_mask, self.max_depth
         h_int, h_float, h_string = self._fast_headers
         h_array, h_dict = self._container_headers
-        uniform, fixed = self._uniform_run, self._fixed
+        uniform, fixed, string_words = self._uniform_run, self._fixed, _STRING_WORDS
         # Strict UTF-8 is all valid input needs; anything else (surrogates a
         # dialect accepts, errors) goes to the table reader, which knows the rules.
         text: _Fn[[Any], str] = bytes.decode if type(buf) is bytes else _utf8
@@ -292,7 +294,7 @@ class Decoder:
                         header = words[w]
                         if header == h_string:
                             n = words[w + 1]
-                            stop = w + ((n + 11) >> 2)  # header, length, text, padding
+                            stop = w + string_words[n]  # a long one is an IndexError: the table reader
                             if stop > nw:
                                 break
                             p = 4 * w + base8
