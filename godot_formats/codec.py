@@ -122,6 +122,12 @@ def _word_views(buf: Any, base: int, end: int) -> tuple[Any, Any, Any]:
 #: IndexError.  Either way the walk gives up and the element-by-element reader,
 #: which knows every rule, decides.
 _WALK_LIMIT = 4096
+#: What goes before and after an ASCII PackedStringArray element of n characters, as
+#: latin-1 text: its length (counting the NUL where the layout has one), then the NUL
+#: and the padding.
+_STRING_HEADS = {nul: tuple(struct.pack("<I", n + nul).decode("latin-1") for n in range(_WALK_LIMIT))
+                 for nul in (False, True)}
+_STRING_TAILS = {nul: tuple("\0" * (nul + (-(n + nul) & 3)) for n in range(_WALK_LIMIT)) for nul in (False, True)}
 #: The words of a String value of n bytes: header, length, text, padding.
 _STRING_WORDS = tuple((n + 11) >> 2 for n in range(_WALK_LIMIT))
 _PADDING_BITS = (0, 0xFFFFFF00, 0xFFFF0000, 0xFF000000)
@@ -1139,7 +1145,24 @@ class Encoder:
         if wire is not None:  # read in this layout and unchanged: the bytes it was read from
             out += wire
             return
-        # What follows each text: Godot 3's NUL (counted in the length), then padding.
+        strings = value._strings() if type(value) is t.PackedStringArray else value
+        try:
+            ascii_only = "".join(strings).isascii()
+        except TypeError:  # not all strings: the loop below says which
+            ascii_only = False
+        if ascii_only:
+            # Every piece of the body from a table, joined at C speed: no Python loop.
+            heads, ends = _STRING_HEADS[nul], _STRING_TAILS[nul]
+            lengths = list(map(len, strings))
+            try:
+                body = "".join(chain.from_iterable(zip(map(heads.__getitem__, lengths), strings,
+                                                       map(ends.__getitem__, lengths))))
+            except IndexError:  # a long string: the loop below
+                pass
+            else:
+                out += body.encode("latin-1")  # the heads' bytes as they are, the ASCII text as UTF-8
+                return
+        # What follows each text: the engines' NUL (counted in the length), then padding.
         extra = 1 if nul else 0
         tails = (b"\0\0\0\0", b"\0\0\0", b"\0\0", b"\0") if extra else (b"", b"\0\0\0", b"\0\0", b"\0")
         string_bytes = self._string_bytes

@@ -95,6 +95,9 @@ def test_decode_and_reencode_like_the_engine(dialect: str, name: str) -> None:
     assert (value.wire(True) is not None) == (name in KEPT_AS_WIRE)
     engine_bytes = bytes.fromhex(record["hex"])
     assert gf.dumps(value, dialect) == engine_bytes
+    # Built from Python strings (the encoder's other paths: ASCII joined from tables, else a loop).
+    assert gf.dumps(t.PackedStringArray(value.tolist()), dialect) == engine_bytes
+    assert gf.dumps([t.PackedStringArray(value.tolist())], dialect)[8:] == engine_bytes
     # The strings themselves are the engine's: its own bytes decode to an equal array.
     assert value == gf.loads(engine_bytes, dialect)
     assert len(value) == struct.unpack_from("<I", data, 4)[0]
