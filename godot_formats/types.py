@@ -828,6 +828,10 @@ class PackedStringArray(MutableSequence[str]):
     It has the methods of a list; ``+``, ``*``, slices and :meth:`copy` give a
     PackedStringArray (as in Godot).  It is not a ``list`` (``isinstance``,
     ``json.dumps``): :meth:`tolist` gives one.
+
+    Once its strings are made it keeps the bytes too, until a change, so that
+    writing it back stays a copy: about a fifth more memory for short strings
+    (``PackedStringArray(p)`` or ``p.copy()`` gives one without them).
     """
 
     __slots__ = ("_items", "_wire", "_count", "_nul")
