@@ -260,8 +260,9 @@ class Decoder:
         instead of a length check per value.  The innermost open container lives
         in local variables (``kind``, ``items``, ``add``, ``left``, ``key``) and
         outer ones wait on ``stack``.  The inner loop reads the values commonest
-        in save data (String, int, float, untyped Array and Dictionary headers)
-        straight into that container; anything else, and anything odd about
+        in save data (String, int, float, Nil, bool, the math types, and the
+        headers of untyped Arrays and Dictionaries) straight into that
+        container; anything else, and anything odd about
         those (cut short, not strict UTF-8), goes to the table readers, which
         know every rule and raise the precise :class:`DecodeError`.
         """
