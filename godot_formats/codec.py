@@ -268,6 +268,8 @@ class Decoder:
         """
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
         end = len(buf) if end is None else min(end, len(buf))
+        if offset < 0:  # Python would count it from the end
+            raise DecodeError(offset, "offset is negative")
         if end - offset > self.max_size:
             raise DecodeError(offset, f"{end - offset} bytes of input exceed max_size={self.max_size}")
         # Elements of Arrays, Dictionaries and Objects still allowed (packed arrays hold no

@@ -30,6 +30,12 @@ def test_decode_reports_consumed_bytes() -> None:
     assert (value, end) == (5, 8)
     value, end = gf.decode(B("ffff0200000005000000"), "godot4", offset=2)
     assert (value, end) == (5, 10)
+    # An offset outside the data is a DecodeError, never a read from the end (Python's -1).
+    for offset in (-1, -4):
+        with pytest.raises(gf.DecodeError, match="negative"):
+            gf.decode(B("0200000005000000"), "godot3", offset=offset)
+    with pytest.raises(gf.DecodeError, match="0 byte"):
+        gf.decode(B("0200000005000000"), "godot3", offset=100)
 
 
 def test_errors_are_value_errors_with_offsets() -> None:
