@@ -17,7 +17,7 @@ import operator
 import struct
 import sys
 from array import array
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from itertools import chain, repeat
 from typing import Any, Iterator
 from typing import Callable as _Fn
@@ -86,59 +86,68 @@ def _utf8(raw: Any) -> str:
     return str(raw, "utf-8")
 
 
-def _builder(row: Any) -> _Fn[[Any], Any]:
-    """How a math reader builds its value from the numbers it unpacked: in one C call
-    for a vector, Quaternion or Color (the numbers already have the component's type),
-    else ``row.from_wire``."""
+def _math_build(row: Any) -> tuple[struct.Struct, _Fn[[Any, Any], Any], Any]:
+    """How a math value is read without the 64-bit flag: its numbers' struct, and how
+    the value is built from them as ``make(arg, parts)``.  A vector, Quaternion or
+    Color takes one C call (the numbers already have the component's type);
+    anything else is built by its table row."""
+    narrow = struct.Struct(f"<{row.count}{'i' if row.component == I32 else 'f'}")
     if issubclass(row.cls, t.Components) and row.count == len(row.cls._fields):
-        return partial(tuple.__new__, row.cls)
-    return row.from_wire  # type: ignore[no-any-return]
+        return narrow, tuple.__new__, row.cls
+    return narrow, _apply, row.from_wire
 
 
 def _apply(build: _Fn[[Any], Any], parts: Any) -> Any:
-    """``build(parts)``: the ``make`` of a math type that is built by its table row."""
     return build(parts)
 
 
-def _word_views(buf: Any, base: int, end: int) -> tuple[Any, Any, Any]:
-    """The whole 32-bit words from ``base`` to ``end`` as u32, int32 and float32: views, not copies."""
+def _views_at(buf: Any, base: int, end: int) -> tuple[Any, Any, Any, int, int]:
+    """The whole 32-bit words from ``base`` to ``end`` as u32, int32 and float32 (views, not
+    copies), how many there are, and the byte offset of a String's text at word 0."""
     region = memoryview(buf)[base:base + (max(end - base, 0) & ~3)]
     if _BIG_ENDIAN:  # pragma: no cover - the wire is little-endian: swapped copies
         views = []
         for typecode in "Iif":
-            words = array(typecode)
-            words.frombytes(region)
-            words.byteswap()
-            views.append(memoryview(words))
-        return views[0], views[1], views[2]
-    return region.cast("I"), region.cast("i"), region.cast("f")
+            swapped = array(typecode)
+            swapped.frombytes(region)
+            swapped.byteswap()
+            views.append(memoryview(swapped))
+        return views[0], views[1], views[2], len(views[0]), base + 8
+    words = region.cast("I")
+    return words, region.cast("i"), region.cast("f"), len(words), base + 8
 
 
-#: How the PackedStringArray walk steps over one element, by its length n (a u32
-#: word index: the length word, the text, the padding), and the bits of the
-#: element's last word that must be zero: its padding, and in Godot 3's layout,
-#: where each length counts a final NUL, that NUL too.  A length of 0 has no NUL
-#: to count, so its step there runs off the end; a length past the tables is an
-#: IndexError.  Either way the walk gives up and the element-by-element reader,
-#: which knows every rule, decides.
-_WALK_LIMIT = 4096
-#: What goes before and after an ASCII PackedStringArray element of n characters, as
-#: latin-1 text: its length (counting the NUL where the layout has one), then the NUL
-#: and the padding.
-_STRING_HEADS = {nul: tuple(struct.pack("<I", n + nul).decode("latin-1") for n in range(_WALK_LIMIT))
-                 for nul in (False, True)}
-_STRING_TAILS = {nul: tuple("\0" * (nul + (-(n + nul) & 3)) for n in range(_WALK_LIMIT)) for nul in (False, True)}
+#: Lengths up to this have rows in the tables below; a longer String or
+#: PackedStringArray element is an IndexError there, which sends it to the table
+#: reader (or the element-by-element writer), where its own size dwarfs the cost.
+_TABLE_LENGTHS = 4096
 #: The words of a String value of n bytes: header, length, text, padding.
-_STRING_WORDS = tuple((n + 11) >> 2 for n in range(_WALK_LIMIT))
+_STRING_WORDS = tuple((n + 11) >> 2 for n in range(_TABLE_LENGTHS))
 _PADDING_BITS = (0, 0xFFFFFF00, 0xFFFF0000, 0xFF000000)
 _NUL_AND_PADDING_BITS = (0xFF000000, 0xFFFFFFFF, 0xFFFFFF00, 0xFFFF0000)
-_STRING_STEPS = {
-    nul: tuple([1 << 62 if nul else 1] + [(n + 7) >> 2 for n in range(1, _WALK_LIMIT)]) for nul in (False, True)
-}
-_STRING_ZERO_BITS = {
-    nul: tuple((_NUL_AND_PADDING_BITS if nul else _PADDING_BITS)[n & 3] for n in range(_WALK_LIMIT))
-    for nul in (False, True)
-}
+
+
+@cache
+def _walk_tables(nul: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """How the PackedStringArray walk steps over an element of length n (in u32 words:
+    the length word, the text, the padding), and the bits of the element's last word
+    that must be zero: its padding, and in the layout where each length counts a
+    final NUL, that NUL too.  A length of 0 has no NUL to count, so its step there
+    runs off the end and the walk gives up.  Built on first use: the tables take
+    milliseconds, and most programs never read a PackedStringArray.
+    """
+    steps = [1 << 62 if nul else 1] + [(n + 7) >> 2 for n in range(1, _TABLE_LENGTHS)]
+    bits = _NUL_AND_PADDING_BITS if nul else _PADDING_BITS
+    return tuple(steps), tuple(bits[n & 3] for n in range(_TABLE_LENGTHS))
+
+
+@cache
+def _join_tables(nul: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What goes before and after an ASCII PackedStringArray element of n characters,
+    as latin-1 text: its length (counting the NUL where the layout has one), then the
+    NUL and the padding.  Built on first use, like the walk's tables."""
+    heads = tuple(struct.pack("<I", n + nul).decode("latin-1") for n in range(_TABLE_LENGTHS))
+    return heads, tuple("\0" * (nul + (-(n + nul) & 3)) for n in range(_TABLE_LENGTHS))
 
 
 def _string_elements_end(buf: Any, pos: int, count: int, end: int, nul: bool) -> int | None:
@@ -157,7 +166,7 @@ def _string_elements_end(buf: Any, pos: int, count: int, end: int, nul: bool) ->
     view = memoryview(buf)
     stop = pos + ((end - pos) & ~3)
     words, last = view[pos:stop].cast("I"), view[pos - 4:stop].cast("I")
-    step, zero_bits = _STRING_STEPS[nul], _STRING_ZERO_BITS[nul]
+    step, zero_bits = _walk_tables(nul)
     j = 0
     try:
         for _ in repeat(None, count):
@@ -227,11 +236,8 @@ class Decoder:
                 self._fixed[type_id] = (operator.ne, (0,), u32_at, 1)  # (0,) != (n,)
             elif name in MATH_TYPES:
                 row = dialect.math_type(name)
-                narrow = struct.Struct(f"<{row.count}{'i' if row.component == I32 else 'f'}")
-                if issubclass(row.cls, t.Components) and row.count == len(row.cls._fields):
-                    self._fixed[type_id] = (tuple.__new__, row.cls, narrow.unpack_from, row.count)
-                else:
-                    self._fixed[type_id] = (_apply, row.from_wire, narrow.unpack_from, row.count)
+                narrow, make, arg = _math_build(row)
+                self._fixed[type_id] = (make, arg, narrow.unpack_from, row.count)
         self._padded_names = dialect.object_format == "engine"
         self._builtin_container_types = [None if n == "Nil" else t.ContainerType(n) for n in dialect.types]
         # Headers (type id, no flags) of int32, float32 and String, read inline by
@@ -293,8 +299,7 @@ class Decoder:
         key: Any = None  # a Dictionary's types; how many more properties an Object has
         value: Any = None
         base = offset  # byte offset of word 0 (moves only after an unaligned field)
-        words, ints, floats = _word_views(buf, base, end)
-        nw, base8 = len(words), base + 8
+        words, ints, floats, nw, base8 = _views_at(buf, base, end)
         w = 0
         try:
             while True:
@@ -367,8 +372,7 @@ class Decoder:
                                 w = (pos - base) >> 2
                                 if (pos - base) & 3:
                                     base, w = pos, 0
-                                    words, ints, floats = _word_views(buf, base, end)
-                                    nw, base8 = len(words), base + 8
+                                    words, ints, floats, nw, base8 = _views_at(buf, base, end)
                                 continue
                             value = items
                         else:  # _TOP
@@ -419,8 +423,7 @@ class Decoder:
                 w = (pos - base) >> 2
                 if (pos - base) & 3:  # an unaligned field (a page's unpadded name, a cut PackedByteArray)
                     base, w = pos, 0
-                    words, ints, floats = _word_views(buf, base, end)
-                    nw, base8 = len(words), base + 8
+                    words, ints, floats, nw, base8 = _views_at(buf, base, end)
         finally:
             # Let go of the input at once: a bytearray with views on it cannot be resized.
             words.release()
@@ -704,9 +707,8 @@ class Decoder:
 
     def _math_reader(self, name: str) -> _Fn[..., tuple[Any, int]]:
         row = self.dialect.math_type(name)
-        n, build = row.count, _builder(row)
-        narrow = struct.Struct(f"<{n}{'i' if row.component == I32 else 'f'}")
-        wide = struct.Struct(f"<{n}d") if row.component == REAL and self.dialect.math_flag_64 else None
+        narrow, make, arg = _math_build(row)
+        wide = struct.Struct(f"<{row.count}d") if row.component == REAL and self.dialect.math_flag_64 else None
 
         # A single-precision engine reads doubles into its 32-bit real_t, so values
         # that differ only beyond float32 become equal (and may merge as keys).
@@ -719,7 +721,7 @@ class Decoder:
             parts: Any = s.unpack_from(buf, pos + 4)
             if s is wide and narrow_doubles:
                 parts = array("f", parts).tolist()
-            return build(parts), pos + 4 + s.size
+            return make(arg, parts), pos + 4 + s.size
 
         return read
 
@@ -1144,21 +1146,20 @@ class Encoder:
         out += pack_u32(self._header("PackedStringArray"))
         out += pack_u32(len(value))
         nul = self.dialect.packed_string_nul
-        wire = value.wire(nul) if type(value) is t.PackedStringArray else None
+        wire = value.wire(nul)
         if wire is not None:  # read in this layout and unchanged: the bytes it was read from
             out += wire
             return
-        strings = value._strings() if type(value) is t.PackedStringArray else value
         try:
-            ascii_only = "".join(strings).isascii()
+            ascii_only = "".join(value).isascii()
         except TypeError:  # not all strings: the loop below says which
             ascii_only = False
         if ascii_only:
             # Every piece of the body from a table, joined at C speed: no Python loop.
-            heads, ends = _STRING_HEADS[nul], _STRING_TAILS[nul]
-            lengths = list(map(len, strings))
+            heads, ends = _join_tables(nul)
+            lengths = list(map(len, value))
             try:
-                body = "".join(chain.from_iterable(zip(map(heads.__getitem__, lengths), strings,
+                body = "".join(chain.from_iterable(zip(map(heads.__getitem__, lengths), value,
                                                        map(ends.__getitem__, lengths))))
             except IndexError:  # a long string: the loop below
                 pass

@@ -664,7 +664,7 @@ class PackedArray:
         else:
             flat: array[Any] = array(tc)
             for v in values:
-                flat.extend(_flatten_element(v))
+                flat.extend(v)  # a vector, a Color, or any sequence of its components
             self.data = flat
         if len(self.data) % self.width:
             raise ValueError(f"{type(self).__name__} needs a multiple of {self.width} numbers")
@@ -744,10 +744,6 @@ def _unpickle_packed(cls: type[PackedArray], typecode: str, raw: bytes) -> Packe
     self.data = array(typecode)
     self.data.frombytes(raw)
     return self
-
-
-def _flatten_element(v: Any) -> tuple[float, ...]:
-    return tuple(v)
 
 
 def _check_typecode(tc: str, size: int) -> str:
