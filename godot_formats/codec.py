@@ -355,15 +355,7 @@ class Decoder:
                         if kind == _ARRAY:
                             value = items
                         elif kind == _PAIRS:
-                            try:
-                                if key is not None:
-                                    raise TypeError  # typed: TypedDictionary
-                                it = iter(items)
-                                value = dict(zip(it, it))
-                                if 2 * len(value) != len(items):
-                                    raise TypeError  # keys Python merges and Godot keeps apart
-                            except TypeError:  # or a key Python cannot hash
-                                value = _dictionary(items, key)
+                            value = _dictionary(items, key)
                         elif kind == _OBJECT:
                             if key:  # another property: its name, then its value
                                 name, pos = self.read_string(buf, base + 4 * w, end, "property name",
