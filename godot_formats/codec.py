@@ -24,6 +24,7 @@ from typing import Callable as _Fn
 
 from . import types as t
 from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
+from .keys import KeyRules, Memo, python_keys_agree
 from .errors import DecodeError, EncodeError
 
 __all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE"]
@@ -63,23 +64,33 @@ _ARRAY, _PAIRS, _OBJECT, _TOP = 0, 1, 2, 3
 _DICT = _PAIRS
 
 
-def _dictionary(pairs: list[Any], types: tuple[Any, Any] | None) -> Any:
-    """The Dictionary whose keys and values were read, in turn, into ``pairs``."""
+def _dictionary(pairs: list[Any], types: tuple[Any, Any] | None, rules: KeyRules, memo: Memo) -> Any:
+    """The Dictionary whose keys and values were read, in turn, into ``pairs``.
+
+    A plain ``dict`` when Python's key equality is the engine's for these keys;
+    otherwise a :class:`Dictionary` under the dialect's key rules.  ``memo``
+    holds the identities of the containers already used as keys in this decode,
+    so nested keys cost their size once (see :mod:`godot_formats.keys`).
+    """
     it = iter(pairs)
     if types is not None:
-        return t.TypedDictionary(types[0], types[1], zip(it, it))
+        result = t.TypedDictionary(types[0], types[1], key_rules=rules)
+        result._fill(zip(it, it), memo)
+        return result
     try:
-        result = dict(zip(it, it))
+        plain = dict(zip(it, it))
     except TypeError:  # a key Python cannot hash, such as an Array
         pass
     else:
-        if 2 * len(result) == len(pairs):
-            return result
-    # Python merged keys that Godot keeps apart (1, 1.0 and true), or could not
-    # hash one: Godot's own key rules apply.  A key repeated in the bytes is
-    # merged the engine's way: the last value wins.
+        if 2 * len(plain) == len(pairs) and python_keys_agree(plain):
+            return plain
+    # Python merged keys that Godot keeps apart (1, 1.0 and true), could not hash
+    # one, or would keep two NaNs apart: Godot's own key rules apply.  A key
+    # repeated in the bytes is merged the engine's way: the last value wins.
     it = iter(pairs)
-    return t.Dictionary(zip(it, it))
+    result = t.Dictionary(key_rules=rules)
+    result._fill(zip(it, it), memo)
+    return result
 
 
 def _utf8(raw: Any) -> str:
@@ -211,6 +222,7 @@ class Decoder:
         self.max_depth = max_depth
         self.max_size = max_size
         self.max_elements = max_elements
+        self._key_rules = dialect.key_rules
         self._utf8_errors = "surrogatepass" if dialect.utf8_surrogates else "strict"
         readers: list[_Fn[..., tuple[Any, int]] | None] = [None] * len(dialect.types)
         containers: dict[int, int] = {}
@@ -291,6 +303,7 @@ class Decoder:
         # dialect accepts, errors) goes to the table reader, which knows the rules.
         text: _Fn[[Any], str] = bytes.decode if type(buf) is bytes else _utf8
         stack: list[tuple[Any, ...]] = []
+        memo: Memo = {}  # identities of the containers used as keys so far
         top: list[Any] = []
         kind: int = _TOP
         items: Any = top  # the innermost open container's list (or Object)
@@ -355,7 +368,7 @@ class Decoder:
                         if kind == _ARRAY:
                             value = items
                         elif kind == _PAIRS:
-                            value = _dictionary(items, key)
+                            value = _dictionary(items, key, self._key_rules, memo)
                         elif kind == _OBJECT:
                             if key:  # another property: its name, then its value
                                 name, pos = self.read_string(buf, base + 4 * w, end, "property name",
@@ -451,7 +464,7 @@ class Decoder:
             types = (key_type, value_type)
         count, pos = self._read_count(buf, pos, end, 8, "Dictionary")
         if count == 0:
-            return None, (t.TypedDictionary(*types) if types else {}), pos
+            return None, (t.TypedDictionary(*types, key_rules=self._key_rules) if types else {}), pos
         return (_PAIRS, [], 2 * count, types), None, pos
 
     def _uniform_run(self, buf: Any, pos: int, end: int, items: list[Any], count: int) -> int:
@@ -910,13 +923,18 @@ class Encoder:
             if not e.path and v is not value:
                 raise EncodeError(e.reason, _find_path(value, v) or "<inside>") from None
             raise
+        except (struct.error, OverflowError, TypeError, AttributeError) as e:
+            # A field of the wrong type or range that no writer checks (a user-built value):
+            # still only the library's error, with the path.
+            reason = f"cannot encode a {type(v).__name__}: {e}"
+            raise EncodeError(reason, "" if v is value else _find_path(value, v) or "<inside>") from None
 
     def _writer_by_mro(self, value: Any) -> _Fn[[bytearray, Any], Iterator[Any] | None]:
         for cls in type(value).__mro__[1:]:
             writer = self._writers.get(cls)
             if writer is not None:
                 return writer
-        raise EncodeError(f"cannot encode a {type(value).__name__} ({value!r:.60})")
+        raise EncodeError(f"cannot encode a {type(value).__name__} ({t.value_repr(value, 60)})")
 
     def _header(self, name: str) -> int:
         type_id = self._headers.get(name)
@@ -936,7 +954,7 @@ class Encoder:
     def _write_int(self, out: bytearray, value: int) -> None:
         fmt = self.dialect.int_format
         if not -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
-            raise EncodeError(f"int {value} does not fit in 64 bits")
+            raise EncodeError(f"int {_int_text(value)} does not fit in 64 bits")
         fits32 = -0x80000000 <= value <= 0x7FFFFFFF
         if fmt == "i64":
             out += pack_u32(self._header("int"))
@@ -1011,7 +1029,7 @@ class Encoder:
             raise EncodeError(f"{self.dialect.name} has no RID encoding")
         out += pack_u32(self._header("RID"))
         if rid_format == "u64":
-            out += _u64.pack(value.id)
+            out += _u64.pack(_u64_field(value.id, "RID id"))
 
     def _object_header(self, as_id: bool) -> int:
         form = self.dialect.object_format
@@ -1023,7 +1041,7 @@ class Encoder:
         if self.dialect.object_format == "docs4" and self.full_objects:
             raise EncodeError("the 4.x page's Object forms cannot mix ids with full objects")
         out += pack_u32(self._object_header(True))
-        out += _u64.pack(value.object_id)
+        out += _u64.pack(_u64_field(value.object_id, "object id"))
 
     def _write_object(self, out: bytearray, value: t.Object) -> Iterator[Any] | None:
         if not self.full_objects:
@@ -1043,7 +1061,7 @@ class Encoder:
     def _write_signal(self, out: bytearray, value: t.Signal) -> None:
         out += pack_u32(self._header("Signal"))
         self.write_string(out, value.name)
-        out += _u64.pack(value.object_id)
+        out += _u64.pack(_u64_field(value.object_id, "Signal object id"))
 
     def _write_array(self, out: bytearray, value: Any) -> Iterator[Any] | None:
         out += pack_u32(self._header("Array"))
@@ -1238,6 +1256,17 @@ def _float32_bytes(parts: Any) -> bytes:
     return data.tobytes()
 
 
+def _int_text(value: int) -> str:
+    """An int for a message: in full when short (Python refuses to print ints past 4300 digits)."""
+    return str(value) if value.bit_length() <= 128 else f"of {value.bit_length()} bits"
+
+
+def _u64_field(value: int, what: str) -> int:
+    if not 0 <= value <= 0xFFFFFFFFFFFFFFFF:
+        raise EncodeError(f"{what} {_int_text(value)} is not a 64-bit unsigned int")
+    return value
+
+
 def _find_path(root: Any, target: Any, limit: int = 100_000) -> str:
     """The path (``[2]["key"]``) of the first place ``target`` sits in ``root``.
 
@@ -1254,8 +1283,9 @@ def _find_path(root: Any, target: Any, limit: int = 100_000) -> str:
             todo.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
         elif isinstance(node, (dict, t.Dictionary)):
             for k, v in reversed(list(node.items())):
-                todo.append((v, f"{path}[{k!r}]"))
-                todo.append((k, f"{path}<key {k!r}>"))
+                shown = t.value_repr(k, 40)
+                todo.append((v, f"{path}[{shown}]"))
+                todo.append((k, f"{path}<key {shown}>"))
         elif isinstance(node, t.Object):
             todo.extend((v, f"{path}.{k}") for k, v in reversed(list(node.properties.items())))
     return ""

@@ -46,6 +46,7 @@ from . import types as t
 from .codec import DEFAULT_MAX_DEPTH
 from .dialects import MATH_TYPES, PACKED_TYPES, REAL, Dialect, get_dialect
 from .errors import ConversionError, DecodeError, EncodeError, Loss
+from .keys import Memo, python_keys_agree
 
 __all__ = [
     "POLICIES", "Downgrade", "DOWNGRADES", "PropertyRule", "ClassRule", "CLASS_RULES",
@@ -106,19 +107,18 @@ def _quote(text: str) -> str:
 def format_path_key(key: Any) -> str:
     """How a dictionary key is written inside a loss path: ``"name"``, ``3``, ``&"sn"``, ``Vector2(1.0, 2.0)``."""
     if isinstance(key, t.StringName):
-        return "&" + _quote(key)
+        return "&" + _quote(_short(key))
     if isinstance(key, str):
-        return _quote(key)
+        return _quote(_short(key))
     if key is None:
         return "null"
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, (int, float)):
-        return repr(key)
+        return t.value_repr(key, 57)
     if isinstance(key, t.NodePath):
-        return "^" + _quote(str(key))
-    text = repr(key)
-    return text if len(text) <= 60 else text[:57] + "..."
+        return "^" + _quote(_short(str(key)))
+    return t.value_repr(key, 57)
 
 
 def _type_name(value: Any) -> str | None:
@@ -422,10 +422,24 @@ def _scripts_by_path(d: Dialect) -> bool:
 _Path = Any
 
 
+#: A loss path names at most this many levels from the root and from the leaf; the ones
+#: between are counted, not shown (so a report stays linear in the input, however deep).
+PATH_HEAD, PATH_TAIL = 4, 12
+
+
 def _render(path: _Path) -> str:
-    parts: list[str] = []
+    steps: list[tuple[str, Any]] = []
     while path:
         path, kind, key = path
+        steps.append((kind, key))
+    steps.reverse()
+    if len(steps) > PATH_HEAD + PATH_TAIL:
+        hidden = len(steps) - PATH_HEAD - PATH_TAIL
+        shown = steps[:PATH_HEAD] + [("...", f"...({hidden} levels)...")] + steps[-PATH_TAIL:]
+    else:
+        shown = steps
+    parts: list[str] = []
+    for kind, key in shown:
         if kind == "[]":
             parts.append(f"[{key}]")
         elif kind == "[key]":
@@ -433,10 +447,14 @@ def _render(path: _Path) -> str:
         elif kind == "<key>":
             parts.append(f"<key {format_path_key(key)}>")
         elif kind == ".":
-            parts.append(f".{key}")
+            parts.append(f".{_short(key)}")
         else:
             parts.append(key)
-    return "".join(reversed(parts))
+    return "".join(parts)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 @attrs.define
@@ -470,6 +488,7 @@ class _Converter:
                 if component == REAL:
                     checks[name] = self._real_packed
         self.checks = checks
+        self.key_memo: Memo = {}  # identities of converted containers used as keys (linear, not per level)
 
     def loss(self, path: _Path, reason: str, before: Any = None, after: Any = None) -> None:
         self.losses.append(Loss(_render(path), reason, before, after))
@@ -550,15 +569,16 @@ class _Converter:
                 except TypeError:
                     pass
                 else:
-                    if len(fast) == len(pairs):
+                    if len(fast) == len(pairs) and python_keys_agree(fast):
                         return fast
-            out = t.Dictionary() if key_type is None and value_type is None else t.TypedDictionary(key_type, value_type)
+            rules = self.target.key_rules
+            out = (t.Dictionary(key_rules=rules) if key_type is None and value_type is None
+                   else t.TypedDictionary(key_type, value_type, key_rules=rules))
             for (src_key, _), new_key, new_value in zip(pairs, items[0::2], items[1::2]):
-                if new_key in out:
+                if out._put(new_key, new_value, self.key_memo):
                     self.loss((path, "<key>", src_key),
                               f"after conversion this key equals the earlier key {format_path_key(new_key)}; "
                               "the engine keeps only the last value", src_key, new_key)
-                out[new_key] = new_value
             return out if isinstance(out, t.TypedDictionary) else _as_plain_dict(out)
 
         return _Frame(children(), build)
@@ -585,7 +605,7 @@ class _Converter:
                             "(the engine then ignores the script's properties)", value, None)
             return path, name, None
         if not by_path and isinstance(value, str):
-            self.loss(path, f"{self.target.name} embeds the Script object, not a path: script {value!r} "
+            self.loss(path, f"{self.target.name} embeds the Script object, not a path: script {t.value_repr(value, 60)} "
                             "written as null (the engine then ignores the script's properties)", value, None)
             return path, name, None
         return entry
@@ -630,7 +650,7 @@ class _Converter:
             if new_name is None:
                 if not prop.can_drop(name, props):
                     self.loss(p_path, f"{out_cls}.{name} does not exist in Godot {self.target.major}: "
-                                      f"dropped (value {value!r})", value, None)
+                                      f"dropped (value {t.value_repr(value, 60)})", value, None)
                 continue
             mapper = prop.to4 if to4 else prop.to3
             new_value, why = mapper(value) if mapper else (value, None)
@@ -646,7 +666,7 @@ class _Converter:
     def _leaf(self, path: _Path, v: Any, name: str | None = None) -> Any:
         name = name or _type_name(v)
         if name is None:
-            raise EncodeError(f"cannot convert a {type(v).__name__} ({v!r:.60})", _render(path))
+            raise EncodeError(f"cannot convert a {type(v).__name__} ({t.value_repr(v, 60)})", _render(path))
         if not self.target.has(name):
             row = DOWNGRADES[name]
             new = row.apply(v, self.target)
@@ -761,7 +781,7 @@ def _as_plain_dict(d: t.Dictionary) -> Any:
             plain[k] = v
     except TypeError:
         return d
-    return plain if len(plain) == len(d) else d
+    return plain if len(plain) == len(d) and python_keys_agree(plain) else d
 
 
 # --- public API ----------------------------------------------------------------------

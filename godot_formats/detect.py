@@ -29,6 +29,7 @@ from . import types as t
 from .codec import Encoder
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import GodotFormatsError
+from .keys import same_value
 
 __all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "PRIOR"]
 
@@ -179,8 +180,8 @@ def _try(dialect: Dialect, framed: bool, payloads: Sequence[bytes],
 def _same_values(a: _Trial, b: _Trial) -> bool:
     try:
         return len(a.values) == len(b.values) and all(
-            t.godot_key(x) == t.godot_key(y) for x, y in zip(a.values, b.values))
-    except (TypeError, ValueError, RecursionError):
+            same_value(x, y) for x, y in zip(a.values, b.values))
+    except (TypeError, ValueError):
         return False
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import attrs
 
+from .keys import GODOT3_KEYS, GODOT4_KEYS, KeyRules
+
 from . import types as t
 
 __all__ = ["Dialect", "MathType", "MATH_TYPES", "TYPE_NAMES", "get_dialect", "dialect_names", "register"]
@@ -203,6 +205,11 @@ class Dialect:
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_ids", {name: i for i, name in enumerate(self.types) if name})
+
+    @property
+    def key_rules(self) -> KeyRules:
+        """How this version's engine tells Dictionary keys apart (measured on 3.2.3 and 4.6)."""
+        return GODOT3_KEYS if self.major == 3 else GODOT4_KEYS
 
     def type_id(self, name: str) -> int | None:
         """The wire id of a Godot 4 type name, or None when this dialect lacks it."""

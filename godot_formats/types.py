@@ -30,6 +30,8 @@ from typing import Any, ClassVar, TypeVar, overload
 
 import attrs
 
+from godot_formats.keys import GODOT3_KEYS, GODOT4_KEYS, KeyRules, Memo, godot_key
+
 __all__ = [
     "Components", "Vector2", "Vector2i", "Rect2", "Rect2i", "Vector3", "Vector3i", "Transform2D",
     "Vector4", "Vector4i", "Plane", "Quaternion", "AABB", "Basis", "Transform3D",
@@ -38,7 +40,8 @@ __all__ = [
     "Dictionary", "TypedDictionary", "PackedArray", "PackedInt32Array",
     "PackedInt64Array", "PackedFloat32Array", "PackedFloat64Array",
     "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
-    "PackedColorArray", "PackedVector4Array", "godot_key", "GODOT_TYPE_NAMES", "godot_type_name",
+    "PackedColorArray", "PackedVector4Array", "godot_key", "value_repr", "KeyRules", "GODOT3_KEYS",
+    "GODOT4_KEYS", "GODOT_TYPE_NAMES", "godot_type_name",
 ]
 
 def _real(default: float = 0.0) -> Any:
@@ -50,6 +53,9 @@ def _int() -> Any:
 
 
 # --- vectors -----------------------------------------------------------------
+
+_HASH_STRUCTS = {(n, conv): struct.Struct("<" + ("d" if conv is float else "q") * n)
+                 for n in (2, 3, 4) for conv in (float, int)}
 
 C = TypeVar("C", bound="Components")
 
@@ -124,7 +130,14 @@ class Components(tuple):  # type: ignore[type-arg]
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, tuple.__hash__(self)))
+        # Hashed as bytes (SipHash, keyed per process), never from the components'
+        # own hashes: floats with equal hashes are easy to find, and a tuple of
+        # them multiplies the collisions (hash flooding of a Dictionary's keys).
+        packer = _HASH_STRUCTS.get((len(self), self._convert))
+        try:
+            return hash((type(self).__name__, packer.pack(*[c + 0 for c in self])))  # -0.0 hashes as 0.0
+        except (struct.error, AttributeError):  # an int past int64
+            return hash(godot_key(self))
 
     def _no_tuple_operator(self, other: Any) -> Any:
         return NotImplemented
@@ -311,8 +324,12 @@ class NodePath:
     ) -> None:
         if path is not None:
             names, subnames, absolute = self._parse(path)
-        object.__setattr__(self, "names", tuple(names))
-        object.__setattr__(self, "subnames", tuple(subnames))
+        names, subnames = tuple(names), tuple(subnames)
+        for part in names + subnames:
+            if not isinstance(part, str):  # caught here, not deep inside a writer
+                raise TypeError(f"NodePath names and subnames are strings, not {type(part).__name__}")
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "subnames", subnames)
         object.__setattr__(self, "absolute", bool(absolute))
 
     @staticmethod
@@ -368,7 +385,7 @@ class EncodedObjectAsID:
     object_id: int = _int()
 
 
-@attrs.define(eq=True)
+@attrs.define(eq=True, repr=False)
 class Object:
     """A full Object (``full_objects=True``): inert data, never instantiated.
 
@@ -379,6 +396,9 @@ class Object:
 
     class_name: str
     properties: dict[str, Any] = attrs.field(factory=dict)
+
+    def __repr__(self) -> str:
+        return value_repr(self)
 
 
 @attrs.frozen
@@ -453,95 +473,13 @@ class TypedArray(list):  # type: ignore[type-arg]
     __hash__ = None
 
     def __repr__(self) -> str:
-        return f"TypedArray({self.element_type!r}, {list.__repr__(self)})"
+        return value_repr(self)
 
     def copy(self) -> TypedArray:
         return TypedArray(self.element_type, self)
 
     def __reduce__(self) -> Any:
         return (TypedArray, (self.element_type, list(self)))
-
-
-def godot_key(value: Any) -> Any:
-    """A hashable identity with Godot's Dictionary-key equality.
-
-    Godot keeps ``1``, ``1.0`` and ``true`` apart (Python merges them), lets
-    any value be a key (Python refuses lists and dicts), and treats a String
-    and a StringName with the same text as one key (observed in Godot 4.6).
-    A container becomes one flat tuple of tokens (never a nested one), so no
-    depth of nesting can exhaust the recursion of Python's hash or compare.
-    """
-    key = _scalar_key(value)
-    if key is not _CONTAINER:
-        return key
-    tokens: list[Any] = []
-    stack: list[Iterator[Any]] = [iter((value,))]
-    while stack:
-        for child in stack[-1]:
-            key = _scalar_key(child)
-            if key is _CONTAINER:
-                opening, children = _key_frame(child)
-                tokens.append(opening)
-                stack.append(children)
-                break
-            tokens.append(key)
-        else:
-            stack.pop()
-            if stack:
-                tokens.append(")")
-    return ("c", tuple(tokens))
-
-
-_CONTAINER = object()
-
-
-def _scalar_key(value: Any) -> Any:
-    t = type(value)
-    if t is str or t is StringName:
-        return ("s", value)
-    if t is int:
-        return ("i", value)
-    if t is float:
-        if value != value:
-            return ("f", "nan")
-        return ("f", value + 0.0)  # -0.0 and 0.0 are one key, as in Godot
-    if t is bool:
-        return ("b", value)
-    if value is None:
-        return ("n",)
-    if isinstance(value, PackedStringArray):  # not an Array of the same strings: Godot keeps them apart
-        return ("S", tuple(value))
-    if isinstance(value, Components):  # NaN components equal each other, -0.0 equals 0.0
-        return (t.__name__, _normal_components(value))
-    if isinstance(value, (list, tuple, Mapping, Object)):
-        return _CONTAINER
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return ("B", bytes(value))
-    if isinstance(value, PackedArray):
-        return ("P", t.__name__, value.key())
-    if attrs.has(t):  # math types: NaN components equal each other, -0.0 equals 0.0
-        return (t.__name__, _normal_components(attrs.astuple(value, recurse=False)))
-    return (t.__name__, value)
-
-
-def _normal_components(v: Any) -> Any:
-    if isinstance(v, tuple):  # fields, and the components of a vector field
-        return tuple(_normal_components(c) for c in v)  # at most three levels (Transform3D)
-    if attrs.has(type(v)):  # a math type inside a math type: Transform3D's Basis
-        return _normal_components(attrs.astuple(v, recurse=False))
-    if type(v) is float:
-        return "nan" if v != v else v + 0.0
-    return v
-
-
-def _key_frame(value: Any) -> tuple[tuple[Any, ...], Iterator[Any]]:
-    """The opening token of a container and its children in order (a mapping's flattened)."""
-    if isinstance(value, Object):
-        return ("(o", value.class_name), chain.from_iterable(value.properties.items())
-    if isinstance(value, Mapping):
-        return ("(d",), chain.from_iterable(value.items())
-    element = value.element_type if isinstance(value, TypedArray) else None
-    return ("(a", element), iter(value)
 
 
 class Dictionary(MutableMapping):  # type: ignore[type-arg]
@@ -553,25 +491,40 @@ class Dictionary(MutableMapping):  # type: ignore[type-arg]
     ``true``).  Insertion order is kept, as the engine does.
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "key_rules")
 
-    def __init__(self, items: Mapping[Any, Any] | Iterable[tuple[Any, Any]] = ()) -> None:
-        self._items: dict[Any, tuple[Any, Any]] = {}
-        pairs = items.items() if isinstance(items, Mapping) else items
-        for k, v in pairs:
-            self[k] = v
+    def __init__(self, items: Mapping[Any, Any] | Iterable[tuple[Any, Any]] = (), *,
+                 key_rules: KeyRules | None = None) -> None:
+        self.key_rules = GODOT4_KEYS if key_rules is None else key_rules
+        self._items: dict[bytes, tuple[Any, Any]] = {}
+        self._fill(items.items() if isinstance(items, Mapping) else items, {})
+
+    def _fill(self, pairs: Iterable[tuple[Any, Any]], memo: Memo) -> None:
+        """Insert ``pairs``, sharing container identities through ``memo`` (see :mod:`godot_formats.keys`)."""
+        entries, rules = self._items, self.key_rules
+        for key, value in pairs:
+            gk = godot_key(key, rules, memo)
+            old = entries.get(gk)
+            # Godot keeps the first key object and replaces the value.
+            entries[gk] = (key if old is None else old[0], value)
+
+    def _put(self, key: Any, value: Any, memo: Memo) -> bool:
+        """``self[key] = value`` sharing ``memo``; whether the key was already there."""
+        size = len(self._items)
+        self._fill(((key, value),), memo)
+        return len(self._items) == size
+
+    def _key(self, key: Any) -> bytes:
+        return godot_key(key, self.key_rules)
 
     def __getitem__(self, key: Any) -> Any:
-        return self._items[godot_key(key)][1]
+        return self._items[self._key(key)][1]
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        gk = godot_key(key)
-        old = self._items.get(gk)
-        # Godot keeps the first key object and replaces the value.
-        self._items[gk] = (key if old is None else old[0], value)
+        self._fill(((key, value),), {})
 
     def __delitem__(self, key: Any) -> None:
-        del self._items[godot_key(key)]
+        del self._items[self._key(key)]
 
     def __iter__(self) -> Iterator[Any]:
         return (k for k, _ in self._items.values())
@@ -580,7 +533,7 @@ class Dictionary(MutableMapping):  # type: ignore[type-arg]
         return len(self._items)
 
     def __contains__(self, key: object) -> bool:
-        return godot_key(key) in self._items
+        return self._key(key) in self._items
 
     def items(self) -> Any:
         return list(self._items.values())
@@ -592,17 +545,23 @@ class Dictionary(MutableMapping):  # type: ignore[type-arg]
             return NotImplemented
         if len(self) != len(other):
             return False
-        other_items = {godot_key(k): v for k, v in other.items()}
+        memo: Memo = {}
+        other_items = {godot_key(k, self.key_rules, memo): v for k, v in other.items()}
         return all(gk in other_items and other_items[gk] == v for gk, (_, v) in self._items.items())
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{k!r}: {v!r}" for k, v in self._items.values())
-        return f"Dictionary({{{inner}}})"
+        return value_repr(self)
 
     def __reduce__(self) -> Any:
-        return (type(self), (list(self._items.values()),))
+        if self.key_rules == GODOT4_KEYS:  # the form 0.2.0 wrote, which it can load
+            return (type(self), (list(self._items.values()),))
+        return (_rebuild_dictionary, (type(self), list(self._items.values()), self.key_rules))
+
+
+def _rebuild_dictionary(cls: type[Dictionary], pairs: list[tuple[Any, Any]], rules: KeyRules) -> Dictionary:
+    return cls(pairs, key_rules=rules)
 
 
 class TypedDictionary(Dictionary):
@@ -615,10 +574,12 @@ class TypedDictionary(Dictionary):
         key_type: ContainerType | str | None,
         value_type: ContainerType | str | None,
         items: Mapping[Any, Any] | Iterable[tuple[Any, Any]] = (),
+        *,
+        key_rules: KeyRules | None = None,
     ) -> None:
         self.key_type = None if key_type is None else _as_container_type(key_type)
         self.value_type = None if value_type is None else _as_container_type(value_type)
-        super().__init__(items)
+        super().__init__(items, key_rules=key_rules)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TypedDictionary) and (
@@ -628,11 +589,16 @@ class TypedDictionary(Dictionary):
         return super().__eq__(other)
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{k!r}: {v!r}" for k, v in self._items.values())
-        return f"TypedDictionary({self.key_type!r}, {self.value_type!r}, {{{inner}}})"
+        return value_repr(self)
 
     def __reduce__(self) -> Any:
-        return (TypedDictionary, (self.key_type, self.value_type, list(self._items.values())))
+        return (_rebuild_typed_dictionary,
+                (self.key_type, self.value_type, list(self._items.values()), self.key_rules))
+
+
+def _rebuild_typed_dictionary(key_type: Any, value_type: Any, pairs: list[tuple[Any, Any]],
+                              rules: KeyRules) -> TypedDictionary:
+    return TypedDictionary(key_type, value_type, pairs, key_rules=rules)
 
 
 # --- packed arrays ---------------------------------------------------------------
@@ -1072,3 +1038,74 @@ def is_nan_equal(a: Any, b: Any) -> bool:
 def float32(x: float) -> float:
     """``x`` rounded to the nearest float32, as the engine stores a 32-bit real."""
     return struct.unpack("<f", struct.pack("<f", x))[0]  # type: ignore[no-any-return]
+
+
+# --- repr without recursion ------------------------------------------------------
+
+def _repr_frame(value: Any) -> tuple[str, str, list[Any], bool] | None:
+    """How a container is shown: opening, closing, children, whether they come in key/value pairs."""
+    tp = type(value)
+    if tp is list:
+        return "[", "]", value, False
+    if tp is dict:
+        return "{", "}", list(chain.from_iterable(value.items())), True
+    if isinstance(value, TypedArray):
+        return f"TypedArray({value.element_type!r}, [", "])", list(value), False
+    if isinstance(value, TypedDictionary):
+        return (f"TypedDictionary({value.key_type!r}, {value.value_type!r}, {{", "})",
+                list(chain.from_iterable(value.items())), True)
+    if isinstance(value, Dictionary):
+        return "Dictionary({", "})", list(chain.from_iterable(value.items())), True
+    if isinstance(value, Object):
+        return (f"Object(class_name={value.class_name!r}, properties={{", "})",
+                list(chain.from_iterable(value.properties.items())), True)
+    if isinstance(value, list):
+        return f"{tp.__name__}([", "])", list(value), False
+    if isinstance(value, dict):
+        return f"{tp.__name__}({{", "})", list(chain.from_iterable(value.items())), True
+    if tp is tuple:
+        return "(", ",)" if len(value) == 1 else ")", list(value), False
+    return None
+
+
+def value_repr(value: Any, limit: int | None = None) -> str:
+    """``repr`` of a value of any depth, without Python recursion.
+
+    Python's own ``repr`` of nested lists stops at the interpreter's recursion
+    limit, and a decoded value may nest 1025 levels.  A container met again
+    inside itself shows as ``[...]``, as ``repr`` does.  With ``limit``, the text
+    stops after about that many characters and ends with ``...`` (error
+    messages name a key without copying all of it).
+    """
+    out: list[str] = []
+    size = 0
+    on_path: set[int] = set()
+    todo: list[tuple[int, Any]] = [(0, value)]  # 0: a value to show, 1: text, 2: leave a container
+    while todo:
+        what, item = todo.pop()
+        if what == 1:
+            text = item
+        elif what == 2:
+            on_path.discard(item)
+            continue
+        else:
+            frame = _repr_frame(item)
+            if frame is None:
+                text = repr(item)
+            elif id(item) in on_path:
+                text = frame[0] + "..." + frame[1]
+            else:
+                opening, closing, children, pairs = frame
+                on_path.add(id(item))
+                todo.append((2, id(item)))
+                todo.append((1, closing))
+                for i in range(len(children) - 1, -1, -1):
+                    todo.append((0, children[i]))
+                    if i:
+                        todo.append((1, ": " if pairs and i % 2 else ", "))
+                text = opening
+        out.append(text)
+        size += len(text)
+        if limit is not None and size > limit:
+            return "".join(out)[:limit] + "..."
+    return "".join(out)

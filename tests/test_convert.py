@@ -420,7 +420,9 @@ def test_deep_and_cyclic_values() -> None:
     for _ in range(1024):
         deep = [deep, gf.Vector2i()]
     new, losses = convert_value(deep, "godot4", "godot3", policy="lossy")
-    assert len(losses) == 1024 and losses[-1].path == "[1]" and losses[0].path.count("[0]") == 1023
+    assert len(losses) == 1024 and losses[-1].path == "[1]"
+    # A deep path names its first and last levels and counts the rest (a report stays linear in the input).
+    assert losses[0].path == "[0]" * 4 + "...(1008 levels)..." + "[0]" * 11 + "[1]"
     cyclic: list[Any] = []
     cyclic.append(cyclic)
     with pytest.raises(gf.EncodeError, match="contains itself"):
