@@ -36,7 +36,7 @@ Three properties matter for untrusted data, and each has one place here:
   such a key is made from ``id()`` of the key object, which the Dictionary
   holding it keeps alive).  A Godot 3 Dictionary compares by reference, so a
   key that is or holds one is equal only to the same object.  Objects compare
-  by reference in both engines.
+  by reference in both engines, and so does a container that contains itself.
 """
 
 from __future__ import annotations
@@ -253,17 +253,22 @@ def _container_id(root: Any, rules: KeyRules, memo: Memo) -> bytes:
     if isinstance(first, bytes):
         return first
     stack: list[list[Any]] = [first]
+    open_ids = {id(root)}  # a container met again inside itself: equal only to itself
     while True:
         frame = stack[-1]
         container, h, children = frame[0], frame[1], frame[2]
         for child, context in children:
             ident = _scalar_id(child, context, rules, container)
             if ident is _CONTAINER:
-                opened = open_frame(child)
-                if isinstance(opened, list):
-                    stack.append(opened)
-                    break
-                ident = opened
+                if id(child) in open_ids:
+                    ident = _APART
+                else:
+                    opened = open_frame(child)
+                    if isinstance(opened, list):
+                        stack.append(opened)
+                        open_ids.add(id(child))
+                        break
+                    ident = opened
             if ident is _APART or ident[:1] == b"r":
                 frame[3] = True
                 ident = b"r"
@@ -271,6 +276,7 @@ def _container_id(root: Any, rules: KeyRules, memo: Memo) -> bytes:
             h.update(ident)
         else:
             stack.pop()
+            open_ids.discard(id(container))
             done = _by_reference(container) if frame[3] else b"c" + h.digest()
             memo[id(container)] = (container, done)
             if not stack:
