@@ -45,7 +45,7 @@ __all__ = [
     "DEFAULT_MAX_PACKET_SIZE", "PREFIX_SIZE", "MAX_FRAME_LENGTH", "ByteOrder", "FramingError",
     "dumps_framed", "loads_framed", "decode_framed", "iter_framed", "write_framed", "read_framed",
     "FrameDecoder", "recv_value", "send_value", "VariantSocket",
-    "read_value", "write_value", "read_values", "encode_packet", "decode_packet",
+    "read_value", "write_value", "read_values", "read_frame", "encode_packet", "decode_packet",
 ]
 
 #: Default limit on one frame or packet: 8 MiB, the default of the engine's
@@ -535,8 +535,8 @@ class VariantSocket:
 # -- asyncio -------------------------------------------------------------------------
 
 
-async def _read_frame_async(reader: asyncio.StreamReader, base: int, decoder: Decoder, byteorder: str,
-                            max_packet_size: int) -> tuple[Any, int]:
+async def _read_payload_async(reader: asyncio.StreamReader, base: int, byteorder: str,
+                              max_packet_size: int) -> bytes:
     try:
         prefix = await reader.readexactly(PREFIX_SIZE)
     except asyncio.IncompleteReadError as e:
@@ -550,7 +550,30 @@ async def _read_frame_async(reader: asyncio.StreamReader, base: int, decoder: De
         payload = await reader.readexactly(length)
     except asyncio.IncompleteReadError as e:
         raise _cut(base, length, len(e.partial)) from None
-    return _decode_payload(payload, decoder, base + PREFIX_SIZE), PREFIX_SIZE + length
+    return payload
+
+
+async def _read_frame_async(reader: asyncio.StreamReader, base: int, decoder: Decoder, byteorder: str,
+                            max_packet_size: int) -> tuple[Any, int]:
+    payload = await _read_payload_async(reader, base, byteorder, max_packet_size)
+    return _decode_payload(payload, decoder, base + PREFIX_SIZE), PREFIX_SIZE + len(payload)
+
+
+async def read_frame(
+    reader: asyncio.StreamReader,
+    *,
+    byteorder: ByteOrder = "little",
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+) -> bytes:
+    """The payload of one frame from an asyncio stream, not decoded.
+
+    For decoding somewhere else than the event loop (a worker thread) with
+    :func:`decode_packet`: a frame's payload is one value, as a datagram is.
+    Raises like :func:`read_value` (``EOFError`` between frames,
+    :class:`FramingError` for a length over ``max_packet_size`` or a stream
+    that ends inside a frame), but never a plain DecodeError.
+    """
+    return await _read_payload_async(reader, 0, byteorder, _limit(max_packet_size, byteorder))
 
 
 async def read_value(

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
+import os
 import re
 import socket
 import struct
 import subprocess
 import sys
+import threading
+import time
 import tracemalloc
 from pathlib import Path
 from types import ModuleType
@@ -272,6 +276,246 @@ def test_example_runs_as_a_script() -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=TIMEOUT)
+
+
+# -- hostile clients (docs/security.md, "The example server under hostile clients") --------
+#
+# No test here measures time: a slow decode is a decode that waits for an Event
+# the test sets, and every wait is for something to happen, bounded by TIMEOUT.
+
+
+def test_read_frame_returns_the_payload_undecoded() -> None:
+    async def main() -> None:
+        reader = asyncio.StreamReader()
+        reader.feed_data(stream.dumps_framed([1, 2]) + struct.pack("<I", 1 << 20))
+        reader.feed_eof()
+        assert await stream.read_frame(reader) == gf.dumps([1, 2])
+        with pytest.raises(stream.FramingError, match="max_packet_size"):
+            await stream.read_frame(reader, max_packet_size=1000)
+        empty = asyncio.StreamReader()
+        empty.feed_eof()
+        with pytest.raises(EOFError):
+            await stream.read_frame(empty)
+
+    run(main)
+
+
+class SlowDecode:
+    """A decode that blocks on frames holding ``marker`` until ``release`` is set (the others are decoded at once)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker.encode()
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.threads: set[str] = set()
+
+    def __call__(self, payload: bytes) -> Any:
+        self.threads.add(threading.current_thread().name)
+        if self.marker in payload:
+            self.started.set()
+            self.release.wait(TIMEOUT * 3)
+        return gf.loads(payload, "godot4")
+
+
+async def wait_until(condition: Callable[[], bool]) -> None:
+    """Wait (bounded) for something the server does in the background."""
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the server"
+        await asyncio.sleep(0.01)
+
+
+def test_slow_decode_does_not_stall_other_clients() -> None:
+    slow = SlowDecode("SLOW")
+    big = "SLOW" + "x" * 2000  # over small_frame_size: decoded by the one general worker
+
+    async def main() -> None:
+        async with Server(decode=slow, decode_workers=1, small_frame_size=1024) as server:
+            hostile_r, hostile_w = await server.connect()
+            other_r, other_w = await server.connect()
+            try:
+                await stream.write_value(hostile_w, {"cmd": "echo", "value": big})
+                assert await asyncio.to_thread(slow.started.wait, TIMEOUT)
+                # The only general worker is stuck in the hostile frame; the event loop is not,
+                # and small messages have a thread of their own.
+                for t in range(5):
+                    assert await ask(other_r, other_w, {"cmd": "ping", "t": t}) == {"pong": t}
+                r2, w2 = await server.connect()
+                assert await ask(r2, w2, {"cmd": "echo", "value": [1, "a"]}) == {"echo": [1, "a"]}
+                await close(w2)
+                assert not slow.release.is_set()
+            finally:
+                slow.release.set()
+            # The slow frame still gets its answer, and the worker serves large frames again.
+            assert await asyncio.wait_for(stream.read_value(hostile_r), TIMEOUT) == {"echo": big}
+            assert await ask(other_r, other_w, {"cmd": "echo", "value": "y" * 3000}) == {"echo": "y" * 3000}
+            await close(hostile_w)
+            await close(other_w)
+
+    run(main)
+    assert all(name.startswith("decode") for name in slow.threads), slow.threads  # never on the event loop
+
+
+def test_message_over_the_decode_timeout_drops_its_client(caplog: pytest.LogCaptureFixture) -> None:
+    slow = SlowDecode("SLOW")
+    big = "SLOW" + "x" * 2000
+
+    async def main() -> None:
+        async with Server(decode=slow, decode_workers=1, decode_timeout=0.2) as server:
+            hostile_r, hostile_w = await server.connect()
+            other_r, other_w = await server.connect()
+            try:
+                await stream.write_value(hostile_w, {"cmd": "echo", "value": big})
+                assert await closed_by_server(hostile_r)  # after 0.2 s; the decode is still blocked
+                assert not slow.release.is_set()
+                assert await ask(other_r, other_w, {"cmd": "ping", "t": 1}) == {"pong": 1}
+            finally:
+                slow.release.set()
+            # A thread cannot be stopped: the worker is free again once that decode has ended.
+            assert await ask(other_r, other_w, {"cmd": "echo", "value": "z" * 3000}) == {"echo": "z" * 3000}
+            await close(hostile_w)
+            await close(other_w)
+
+    with caplog.at_level(logging.INFO, logger="godot_formats.example"):
+        run(main)
+    assert "message took too long to answer" in caplog.text
+
+
+def test_decode_on_the_event_loop_when_asked() -> None:
+    slow = SlowDecode("never")
+
+    async def main() -> None:
+        async with Server(decode=slow, decode_workers=0) as server:
+            reader, writer = await server.connect()
+            assert await ask(reader, writer, {"cmd": "ping", "t": 1}) == {"pong": 1}
+            await close(writer)
+
+    run(main)
+    assert slow.threads == {threading.main_thread().name}
+
+
+def test_client_that_never_reads_is_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    request = stream.dumps_framed({"cmd": "echo", "value": "x" * 30_000})
+
+    async def flood(server: Server) -> str:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", server.port))
+        sock.setblocking(False)
+        _, writer = await asyncio.open_connection(sock=sock)
+        try:
+            for _ in range(2000):  # at most 60 MB; a few MB fill every buffer on the way
+                writer.write(request)
+                await asyncio.wait_for(writer.drain(), TIMEOUT)
+        except (ConnectionError, asyncio.TimeoutError) as e:
+            return type(e).__name__
+        finally:
+            writer.transport.abort()
+        return "sent everything"
+
+    async def main() -> None:
+        async with Server(write_timeout=0.3) as server:
+            other_r, other_w = await server.connect()
+            assert await ask(other_r, other_w, {"cmd": "ping", "t": 1}) == {"pong": 1}
+            outcome = await flood(server)
+            assert outcome in ("ConnectionResetError", "BrokenPipeError"), outcome
+            assert await ask(other_r, other_w, {"cmd": "ping", "t": 2}) == {"pong": 2}
+            await wait_until(lambda: len(server.server.clients) == 1)
+            await close(other_w)
+
+    with caplog.at_level(logging.INFO, logger="godot_formats.example"):
+        run(main)
+    assert "not reading its replies" in caplog.text
+
+
+def test_connections_over_the_cap_are_closed(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        async with Server(max_connections=2) as server:
+            first = [await server.connect() for _ in range(2)]
+            for n, (reader, writer) in enumerate(first):
+                assert await ask(reader, writer, {"cmd": "ping", "t": n}) == {"pong": n}
+            for _ in range(3):
+                reader, writer = await server.connect()
+                assert await closed_by_server(reader)
+                await close(writer)
+            assert server.server.refused == 3
+            # The clients already in are still served; a freed place is taken again.
+            assert await ask(*first[1], {"cmd": "ping", "t": 5}) == {"pong": 5}
+            await close(first[0][1])
+            await wait_until(lambda: len(server.server.clients) == 1)
+            reader, writer = await server.connect()
+            assert await ask(reader, writer, {"cmd": "ping", "t": 6}) == {"pong": 6}
+            await close(writer)
+            await close(first[1][1])
+
+    with caplog.at_level(logging.INFO, logger="godot_formats.example"):
+        run(main)
+    refusals = [r for r in caplog.records if "closing new connections" in r.getMessage()]
+    assert len(refusals) == 1, caplog.text  # one line, not one per refused connection
+
+
+def test_default_cap_fits_the_descriptor_limit() -> None:
+    limit = example.fd_limit()
+    server = example.Server(decode_workers=0)
+    if limit is None:
+        assert server.max_connections == example.MAX_CONNECTIONS
+    else:
+        assert server.max_connections == max(1, min(example.MAX_CONNECTIONS, limit - example.RESERVED_FDS))
+    assert example.Server(decode_workers=0, max_connections=5).max_connections == 5
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_NOFILE and EMFILE as on Linux")
+def test_out_of_descriptors_is_one_log_line() -> None:
+    # The server may open 64 descriptors and allows 1000 clients, so accept() fails with
+    # EMFILE; 90 idle sockets keep it failing.  asyncio retries every second and calls
+    # the loop's exception handler each time (it printed a traceback per failed accept).
+    nofile = 64
+    code = ("import resource, runpy, sys; "
+            f"resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, resource.getrlimit(resource.RLIMIT_NOFILE)[1])); "
+            f"sys.argv = [{str(EXAMPLE)!r}, '--port', '0', '--max-connections', '1000']; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: list[str] = []
+
+    def read_log() -> None:
+        for log_line in proc.stderr or ():
+            lines.append(log_line)
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    socks: list[socket.socket] = []
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.match(r"listening on 127\.0\.0\.1:(\d+)", line)
+        assert m, line
+        port = int(m.group(1))
+        reader.start()
+        for _ in range(90):
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT))
+        deadline = time.monotonic() + TIMEOUT
+        while not any("accept() failed" in line for line in lines):
+            assert time.monotonic() < deadline, lines
+            time.sleep(0.05)
+        time.sleep(1.5)  # at least one more failing retry
+        for s in socks:
+            s.close()
+        socks.clear()
+        # Accepting resumes by itself once descriptors are free again.
+        with stream.VariantSocket.connect(("127.0.0.1", port), timeout=TIMEOUT) as peer:
+            peer.put_var({"cmd": "ping", "t": 8})
+            assert peer.get_var() == {"pong": 8}
+    finally:
+        for s in socks:
+            s.close()
+        proc.terminate()
+        proc.wait(TIMEOUT)
+        reader.join(TIMEOUT)
+    log_text = "".join(lines)
+    assert "Traceback" not in log_text, log_text
+    failures = [line for line in lines if "accept() failed" in line]
+    assert len(failures) == 1, log_text
+    assert "Too many open files" in failures[0]
 
 
 # -- the real engine as the client ------------------------------------------------------
