@@ -2,16 +2,24 @@
 
 Each subcommand lives in :mod:`godot_formats.commands` as a module with
 ``add_parser(subparsers)``; this module only wires them up and owns what they
-share: reading files or stdin, the ``--dialect`` option, and turning our own
-errors into a one-line message and a non-zero exit status.
+share: reading files or stdin, the ``--dialect`` option, writing files
+atomically, and turning every error into a one-line message and a non-zero exit
+status: our own errors and OS errors as they are, anything unexpected (a bug)
+as an ``internal error`` naming the file and the exception type.  Set
+``GODOT_FORMATS_TRACEBACK=1`` to get the traceback of an internal error instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
+import stat
 import sys
+import tempfile
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
 from . import __version__, dialect_names
@@ -22,6 +30,95 @@ COMMANDS = ("dump", "load", "explain", "convert", "detect")
 
 EXIT_BAD_INPUT = 1
 EXIT_USAGE = 2
+
+#: Temporary files of :func:`write_atomic` are named ``.<name>.godot-formats-<random>.tmp``
+#: so that one left behind by a killed process is recognisably ours.
+TEMP_MARK = ".godot-formats-"
+_TEMP_NAME = re.compile(r"\..*" + re.escape(TEMP_MARK) + r"[A-Za-z0-9_]+\.tmp", re.DOTALL)
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one of our temporary files (left behind by an interrupted write)."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
+def printable(text: str) -> str:
+    """``text`` with every unprintable character escaped, so that a report line stays one line.
+
+    File names may hold newlines or control characters, and bytes that are not
+    UTF-8 (which Python keeps as lone surrogates, unprintable on a UTF-8
+    terminal): ``\\n``, ``\\x1b``, ``\\xff`` instead.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    if "\udc80" <= c <= "\udcff":  # an undecodable byte of a file name (surrogateescape)
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return c.encode("unicode_escape").decode("ascii")
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as one line of text (its first line; the type when it has no message)."""
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def internal_error(e: BaseException) -> str:
+    """The one-line report of an exception we did not expect (a bug, not bad input)."""
+    return f"internal error ({type(e).__name__}: {one_line(e)}); please report it"
+
+
+def write_target(dest: Path) -> Path:
+    """The file a write to ``dest`` replaces: ``dest``, or the file a symlink ``dest`` points to.
+
+    Writing through a symlink replaces its target and keeps the link.  Refused
+    with ``OSError``: a dangling symlink (as ``cp`` refuses it: we would create a
+    file wherever it points), and anything that is not a regular file (a device
+    such as ``/dev/null``, a FIFO, a folder), which a rename would replace.
+    """
+    target = dest
+    if dest.is_symlink():
+        target = Path(os.path.realpath(dest))
+        if not target.exists():
+            raise OSError(2, "a dangling symlink (its target does not exist); not writing through it", str(dest))
+    with suppress(FileNotFoundError):
+        if not stat.S_ISREG(target.stat().st_mode):  # /dev/null, a FIFO, a folder: never replaced by a file
+            raise OSError(21, "not a regular file; refusing to replace it", str(dest))
+    return target
+
+
+def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
+    """Write ``data`` to ``dest`` through a temporary file in the same folder and ``os.replace``.
+
+    Readers see the old file or the new one, never a partial write.  When
+    ``dest`` is a symlink, the file it points to is replaced and the link kept.
+    The new file keeps the permission bits of ``like`` (or of the file it
+    replaces).  The temporary file is ``.<name>.godot-formats-<random>.tmp``
+    (:func:`is_temp_name`), removed on any failure.
+    """
+    target = write_target(dest)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}{TEMP_MARK}", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        model = like if like is not None and like.exists() else (target if target.exists() else None)
+        if model is not None:
+            os.chmod(tmp, stat.S_IMODE(model.stat().st_mode))
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def read_input(path: str) -> bytes:
@@ -69,13 +166,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except GodotFormatsError as e:
-        print(f"godot-formats {args.command}: {e}", file=sys.stderr)
+        print(printable(f"godot-formats {args.command}: {e}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as e:
-        print(f"godot-formats {args.command}: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+        print(printable(f"godot-formats {args.command}: {os_error(e)}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug, not bad input: still one line, naming the file
+        if os.environ.get("GODOT_FORMATS_TRACEBACK"):
+            raise
+        file = getattr(args, "file", None)
+        where = f"{file}: " if file else ""
+        print(printable(f"godot-formats {args.command}: {where}{internal_error(e)}"), file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def os_error(e: OSError) -> str:
+    """An OSError as one line: ``reason: file``."""
+    return f"{e.strerror or one_line(e)}: {e.filename or ''}".rstrip(": ")
 
 
 if __name__ == "__main__":

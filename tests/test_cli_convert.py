@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import struct
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from conftest import FIXTURES, assert_same_bytes, engine_cases, node_path_pad_mask, read_jsonl
 
 import godot_formats as gf
+from godot_formats import tool
 from godot_formats.commands import convert as convert_command
 from godot_formats.detect import split_store_var
 
@@ -234,3 +236,279 @@ def test_detect_command(saves: Path) -> None:
     bad.write_bytes(b"\xff")
     proc = run("detect", bad, "--all")
     assert proc.returncode == 1 and b"unknown" in proc.stdout and b"does not decode" in proc.stdout
+
+
+# -- hostile input, second round (issue 13): one bad file never stops the batch; every output lands where
+# -- it should, or nowhere; every entry of a folder gets a line ------------------------------------------------
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[str], str]:
+    """``main`` run in this process (so a test can plant a bug): (exit status, stdout lines, stderr)."""
+    status = tool.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out.splitlines(), err
+
+
+def test_a_bug_on_one_file_is_one_line_and_the_batch_goes_on(saves: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # The review hit a RecursionError from a deeply nested key; whatever the library's bug, the command
+    # reports the file and converts the others. Here a real RecursionError, raised for one file's bytes.
+    (saves / "deep.sav").write_bytes(g3("vector3"))
+    real = convert_command.convert_with_report
+
+    def buggy(blob: bytes, *args: Any, **kwargs: Any) -> Any:
+        def recurse(n: int) -> int:
+            return recurse(n + 1) + 1
+        if blob == g3("vector3"):
+            recurse(0)
+        return real(blob, *args, **kwargs)
+
+    monkeypatch.setattr(convert_command, "convert_with_report", buggy)
+    out = tmp_path / "out"
+    status, lines, err = in_process(capsys, "convert", saves, "--to", "godot4", "--out-dir", out)
+    assert status == 1 and err == ""
+    deep = [line for line in lines if "deep.sav" in line]
+    assert len(deep) == 1 and deep[0].startswith("failed")
+    assert "internal error (RecursionError: maximum recursion" in deep[0]
+    assert lines[-1] == "5 file(s): 3 converted, 1 unchanged, 1 failed, 0 skipped"
+    assert not (out / "saves" / "deep.sav").exists()
+    same_as_engine((out / "saves" / "game.sav").read_bytes(), g4("save_game"))  # the others are converted
+    assert not [line for line in lines if "Traceback" in line]
+
+
+def test_a_bug_outside_the_batch_is_still_one_line(saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    def buggy(*args: Any) -> Any:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(convert_command, "_walk", buggy)
+    status, lines, err = in_process(capsys, "convert", saves, "--to", "godot4", "--out-dir", tmp_path / "out")
+    assert status == 1 and lines == []
+    assert err == "godot-formats convert: internal error (KeyError: 'oops'); please report it\n"
+    assert not (tmp_path / "out").exists()
+    monkeypatch.setenv("GODOT_FORMATS_TRACEBACK", "1")  # for whoever debugs it: the traceback on demand
+    with pytest.raises(KeyError):
+        tool.main(["convert", str(saves), "--to", "godot4", "--out-dir", str(tmp_path / "out")])
+
+
+def test_two_inputs_with_one_output_are_both_refused_before_anything_is_written(tmp_path: Path) -> None:
+    for parent, name in (("a", "save_game"), ("b", "settings")):
+        (tmp_path / parent / "saves").mkdir(parents=True)
+        (tmp_path / parent / "saves" / "game.sav").write_bytes(g3(name))
+    out = tmp_path / "out"
+    (out / "saves").mkdir(parents=True)
+    (out / "saves" / "game.sav").write_bytes(b"keep me")
+    (out / "game.sav").write_bytes(b"keep me too")
+    a, b = tmp_path / "a" / "saves", tmp_path / "b" / "saves"
+    for args in ((a / "game.sav", b / "game.sav"), (a, b)):  # two files, then two folders of the same name
+        proc = run("convert", *args, "--to", "godot4", "--out-dir", out, "--overwrite")
+        lines = proc.stdout.decode().splitlines()
+        assert proc.returncode == 1, lines
+        failed = [line for line in lines if line.startswith("failed")]
+        assert len(failed) == 2 and all("is also the output of" in line and "neither is written" in line
+                                        for line in failed), lines
+        assert "0 converted, 0 unchanged, 2 failed" in lines[-1]
+    assert (out / "saves" / "game.sav").read_bytes() == b"keep me"
+    assert (out / "game.sav").read_bytes() == b"keep me too"
+    assert (a / "game.sav").read_bytes() == g3("save_game") and (b / "game.sav").read_bytes() == g3("settings")
+
+
+def test_the_same_file_named_twice_is_converted_once(saves: Path, tmp_path: Path) -> None:
+    game = saves / "game.sav"
+    (saves / "link.sav").symlink_to("game.sav")
+    proc = run("convert", game, game, "--to", "godot4", "--out-dir", tmp_path / "out")
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 0, lines
+    assert lines[1] == f"skipped    {game}: the same file as {game}, named twice (converted once)"
+    assert lines[-1] == "2 file(s): 1 converted, 0 unchanged, 0 failed, 1 skipped"
+    # In place: a symlink and its target are one file, converted once (not converted again, read as Godot 4).
+    proc = run("convert", game, saves / "link.sav", "--from", "godot3", "--to", "godot4", "--overwrite")
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 0 and lines[-1] == "2 file(s): 1 converted, 0 unchanged, 0 failed, 1 skipped", lines
+    same_as_engine(game.read_bytes(), g4("save_game"))
+
+
+def test_an_output_that_would_replace_another_input_is_refused(saves: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "game.sav").write_bytes(g3("settings"))  # an input too: the folder out is converted into out/out
+    proc = run("convert", saves / "game.sav", out, "--to", "godot4", "--out-dir", out, "--overwrite")
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 1, lines
+    assert lines[0] == (f"failed     {saves / 'game.sav'}: {out / 'game.sav'} is the input {out / 'game.sav'}, "
+                        "which would be replaced before it is converted; nothing written")
+    assert (out / "game.sav").read_bytes() == g3("settings")
+    same_as_engine((out / "out" / "game.sav").read_bytes(), g4("settings"))
+
+
+def test_outputs_never_leave_the_out_dir(saves: Path, tmp_path: Path) -> None:
+    work = saves / "slots"
+    before = {p for p in tmp_path.rglob("*")}
+    for item in ("..", str(work / "..")):  # outputs named after the folder, never out/../...
+        proc = run("convert", item, "--to", "godot4", "--out-dir", "out", cwd=work)
+        assert proc.returncode == 0, proc.stdout.decode()
+        assert "-> out/saves/game.sav" in proc.stdout.decode()
+        assert {p for p in tmp_path.rglob("*") if p not in before and not p.is_relative_to(work / "out")} == set()
+        same_as_engine((work / "out" / "saves" / "game.sav").read_bytes(), g4("save_game"))
+        assert not (tmp_path / "game.sav").exists() and not (work / "game.sav").exists()
+        shutil.rmtree(work / "out")
+    # A symlink inside --out-dir that leads out of it is not followed out.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "saves").symlink_to(elsewhere)
+    proc = run("convert", saves, "--to", "godot4", "--out-dir", out)
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 1 and lines[-1] == "4 file(s): 0 converted, 0 unchanged, 4 failed, 0 skipped", lines
+    assert f"failed     {saves / 'game.sav'}: the output {out / 'saves' / 'game.sav'} resolves to " \
+           f"{elsewhere / 'game.sav'}, outside --out-dir {out}; nothing written" in lines
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_in_place_through_a_symlink_converts_its_target_and_keeps_the_link(tmp_path: Path) -> None:
+    real_dir = tmp_path / "real"
+    real_dir.mkdir()
+    target = real_dir / "game.sav"
+    target.write_bytes(g3("save_game"))
+    target.chmod(0o640)
+    link = tmp_path / "game.sav"
+    link.symlink_to(target)
+    proc = run("convert", link, "--to", "godot4", "--overwrite")
+    assert proc.returncode == 0, proc.stdout.decode()
+    assert proc.stdout.decode().splitlines()[0] == \
+        f"converted  {link}: godot3 -> godot4 (through the symlink, to {target})"
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    same_as_engine(target.read_bytes(), g4("save_game"))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in real_dir.iterdir()) == ["game.sav"]  # no temporary file left
+    # A dangling symlink as the output is not written through (it would create a file wherever it points).
+    dangling = tmp_path / "dangling.sav"
+    dangling.symlink_to(tmp_path / "nowhere" / "x.sav")
+    proc = run("convert", target, "--to", "godot3", "-o", dangling, "--overwrite")
+    assert proc.returncode == 1 and b"dangling symlink" in proc.stdout
+    assert not (tmp_path / "nowhere").exists() and dangling.is_symlink()
+
+
+def test_folder_entries_that_are_not_regular_files_get_a_line_and_are_never_opened(saves: Path,
+                                                                                   tmp_path: Path) -> None:
+    slots = saves / "slots"
+    (slots / "link.sav").symlink_to("slot1.sav")
+    (saves / "linked-folder").symlink_to(slots)
+    os.mkfifo(slots / "pipe.sav")  # opened for reading, it would block until a writer came
+    out = tmp_path / "out"
+    proc = run("convert", saves, "--to", "godot4", "--out-dir", out)
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 0, lines
+    assert f"skipped    {saves / 'linked-folder'}: a symlink, not followed (name it on the command line to " \
+           "convert the file it points to)" in lines
+    assert any(line.startswith(f"skipped    {slots / 'link.sav'}: a symlink, not followed") for line in lines)
+    assert f"skipped    {slots / 'pipe.sav'}: a FIFO, not a regular file" in lines
+    assert lines[-1] == "7 file(s): 3 converted, 1 unchanged, 0 failed, 3 skipped"
+    assert sorted(p.name for p in (out / "saves").rglob("*")) == ["game.sav", "multi.sav", "slot1.sav", "slots",
+                                                                  "store_var.bin"]
+    # Named on the command line for in-place conversion, a FIFO is refused, not opened, not replaced.
+    proc = run("convert", slots / "pipe.sav", "--to", "godot4", "--overwrite")
+    assert proc.returncode == 1
+    assert proc.stdout.decode().splitlines()[0] == \
+        f"failed     {slots / 'pipe.sav'}: cannot write {slots / 'pipe.sav'}: not a regular file; refusing to " \
+        "replace it"
+    assert stat.S_ISFIFO((slots / "pipe.sav").stat().st_mode)
+
+
+def test_an_out_dir_inside_the_input_folder_is_skipped_with_a_line(saves: Path) -> None:
+    for _ in range(2):  # the second run finds the outputs of the first, and does not convert them again
+        proc = run("convert", saves, "--to", "godot4", "--out-dir", saves / "v4", "--overwrite")
+        lines = proc.stdout.decode().splitlines()
+        assert proc.returncode == 0, lines
+    assert f"skipped    {saves / 'v4'}: the output folder (--out-dir)" in lines
+    assert lines[-1] == "5 file(s): 3 converted, 1 unchanged, 0 failed, 1 skipped"
+    assert not (saves / "v4" / "saves" / "v4").exists()
+
+
+def test_a_temporary_file_left_by_kill_9_is_recognised_and_skipped(saves: Path, tmp_path: Path) -> None:
+    # A real leftover: a process killed by SIGKILL in write_atomic, after writing and before the rename.
+    kill = ("import os, signal, sys; from pathlib import Path; from godot_formats import tool; "
+            "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL); "
+            "tool.write_atomic(Path(sys.argv[1]), Path(sys.argv[2]).read_bytes())")
+    game = saves / "game.sav"
+    proc = subprocess.run([sys.executable, "-c", kill, game, game], timeout=120)
+    assert proc.returncode == -9
+    leftovers = [p for p in saves.iterdir() if p.name.startswith(".game.sav.")]
+    assert len(leftovers) == 1 and leftovers[0].read_bytes() == game.read_bytes()
+    assert tool.is_temp_name(leftovers[0].name) and not tool.is_temp_name("game.sav")
+    out = tmp_path / "out"
+    proc = run("convert", saves, "--to", "godot4", "--out-dir", out)
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 0, lines
+    assert lines[0] == f"skipped    {leftovers[0]}: a temporary file left by an interrupted godot-formats write " \
+                       "(delete it)"
+    assert lines[-1] == "5 file(s): 3 converted, 1 unchanged, 0 failed, 1 skipped"
+    assert not [p for p in out.rglob("*") if ".tmp" in p.name]
+
+
+def test_a_folder_that_cannot_be_read_is_a_failure_not_a_silence(saves: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    real_scandir = os.scandir
+
+    def scandir(path: Any) -> Any:  # as for a folder without read permission (root reads them all)
+        if Path(path).name == "slots":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    status, lines, _ = in_process(capsys, "convert", saves, "--to", "godot4", "--out-dir", tmp_path / "out")
+    assert status == 1
+    assert f"failed     {saves / 'slots'}: cannot read the folder: Permission denied" in lines
+    assert lines[-1] == "2 file(s): 1 converted, 0 unchanged, 1 failed, 0 skipped"
+
+
+def test_file_names_that_are_not_text_stay_on_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "new\nline.sav").write_bytes(b"\xff")
+    with open(os.path.join(os.fsencode(folder), b"bad\xffname.sav"), "wb") as f:
+        f.write(g3("vector3"))
+    proc = run("convert", folder, "--to", "godot4", "--out-dir", tmp_path / "out")
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 1 and len(lines) == 3, lines
+    assert lines[0].startswith(f"converted  {folder}/bad\\xffname.sav: godot3 -> godot4")
+    assert lines[1].startswith(f"failed     {folder}/new\\nline.sav: no engine dialect reads this file")
+    assert os.path.exists(os.path.join(os.fsencode(tmp_path), b"out/odd/bad\xffname.sav"))
+    proc = run("detect", folder / "new\nline.sav")
+    assert proc.stdout.decode().splitlines()[0] == f"{folder}/new\\nline.sav: unknown (no engine dialect reads it " \
+                                                   "completely)"
+
+
+def test_standard_input_can_be_named_once(tmp_path: Path) -> None:
+    proc = run("convert", "-", "-", "--to", "godot4", stdin=g3("quat"))
+    assert proc.returncode == 2
+    assert proc.stderr == b"godot-formats convert: standard input ('-') can only be read once\n"
+
+
+def test_detect_reports_a_bad_file_and_goes_on(saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    game, missing = saves / "game.sav", tmp_path / "missing.sav"
+    proc = run("detect", missing, saves, game)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines() == [f"godot-formats detect: {missing}: No such file or directory",
+                                                 f"godot-formats detect: {saves}: Is a directory"]
+    assert proc.stdout.decode().splitlines()[0] == f"{game}: godot3"
+    proc = run("detect", "--json", missing, game)
+    reports = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert proc.returncode == 1
+    assert reports[0] == {"file": str(missing), "error": "No such file or directory"}
+    assert reports[1]["file"] == str(game) and reports[1]["verdict"] == "godot3"
+    # A bug on one file: one line naming it and the exception, the next file still inspected.
+    from godot_formats.commands import detect as detect_command
+    real = detect_command.detect
+    monkeypatch.setattr(detect_command, "detect",
+                        lambda data, **kw: 1 // 0 if data == g3("save_game") else real(data, **kw))
+    (tmp_path / "quat.sav").write_bytes(g3("quat"))
+    status, lines, err = in_process(capsys, "detect", game, tmp_path / "quat.sav")
+    assert status == 1
+    assert err == f"godot-formats detect: {game}: internal error (ZeroDivisionError: integer division or modulo " \
+                  "by zero); please report it\n"
+    assert lines[0] == f"{tmp_path / 'quat.sav'}: godot3"

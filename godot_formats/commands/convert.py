@@ -4,11 +4,16 @@ Each file is read (raw ``var_to_bytes`` data, or ``store_var``/``put_var`` recor
 their u32 length prefix, which is kept and recomputed), converted with
 :func:`godot_formats.convert.convert_with_report` and written atomically: a temporary
 file in the destination folder, then ``os.replace``, so a crash never leaves half a
-save file.  An input is never overwritten without ``--overwrite``.
+save file (a symlink is written through: its target is replaced, the link kept).  An
+input is never overwritten without ``--overwrite``.  Every destination is decided and
+checked before anything is written: none outside ``--out-dir``, no two inputs with one
+output, no output replacing another input.
 
-Every file gets one summary line (``converted``, ``unchanged`` or ``failed`` with the
-reason); under ``--policy lossy`` the changes are listed under it.  The exit status is
-1 when any file failed.
+Every file gets one line (``converted``, ``unchanged``, ``failed`` with the reason, or
+``skipped`` for what a folder holds besides regular files: symlinks, FIFOs, devices,
+our own leftover temporary files); under ``--policy lossy`` the changes are listed under
+it.  One bad file never stops the batch, not even a bug (an ``internal error`` line).
+The exit status is 1 when any file failed.
 """
 
 from __future__ import annotations
@@ -17,9 +22,7 @@ import argparse
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
-from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,7 +32,16 @@ from ..convert import POLICIES, convert_with_report
 from ..detect import detect, frame_store_var, split_store_var
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConversionError, GodotFormatsError, Loss
-from ..tool import EXIT_BAD_INPUT, EXIT_USAGE
+from ..tool import (
+    EXIT_BAD_INPUT,
+    EXIT_USAGE,
+    internal_error,
+    is_temp_name,
+    one_line,
+    printable,
+    write_atomic,
+    write_target,
+)
 
 FRAMINGS = ("auto", "none", "store_var")
 
@@ -67,49 +79,93 @@ def add_parser(subparsers: Any) -> None:
 
 
 @attrs.frozen
+class Outcome:
+    status: str  # "converted", "unchanged", "failed" or "skipped"
+    detail: str
+    losses: tuple[Loss, ...] = ()
+
+
+@attrs.frozen
 class Job:
     """One input file and where its conversion goes (None: standard output)."""
 
     source: Path | None  # None: standard input
     label: str
     dest: Path | None
-
-
-@attrs.frozen
-class Outcome:
-    status: str  # "converted", "unchanged" or "failed"
-    detail: str
-    losses: tuple[Loss, ...] = ()
+    refused: Outcome | None = None  # decided while planning: skipped, or failed before anything is written
 
 
 class UsageError(Exception):
     pass
 
 
-def _walk(folder: Path, exclude: Path | None) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
-        here = Path(root)
-        if exclude is not None and _inside(here, exclude):
-            dirs[:] = []
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"))
+
+
+def _not_regular(mode: int) -> str:
+    """What a file that is neither a regular file nor a folder is, in words."""
+    return next((what for test, what in _NOT_REGULAR if test(mode)), "not a regular file")
+
+
+def _walk(folder: Path, exclude: Path | None) -> Iterator[tuple[Path, Outcome | None]]:
+    """Every entry below ``folder``, folders in name order, a folder's own entries first.
+
+    Yields ``(file, None)`` for each regular file to convert and ``(path, outcome)``
+    for every entry that is not converted, so each gets its line: symlinks (not
+    followed), FIFOs, sockets and devices (only looked at, never opened), our own
+    temporary files, the output folder ``exclude`` (a resolved path), and folders
+    that cannot be read.
+    """
+    todo = [folder]
+    while todo:
+        here = todo.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            yield here, Outcome("failed", f"cannot read the folder: {e.strerror or one_line(e)}")
             continue
-        dirs.sort()
-        for name in sorted(files):
-            path = here / name
-            if path.is_file() and not path.is_symlink():
-                yield path
+        subfolders: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError as e:
+                yield path, Outcome("failed", f"cannot read: {e.strerror or one_line(e)}")
+                continue
+            if stat.S_ISLNK(mode):
+                yield path, Outcome("skipped", "a symlink, not followed (name it on the command line to "
+                                               "convert the file it points to)")
+            elif stat.S_ISDIR(mode):
+                if exclude is not None and Path(os.path.realpath(path)) == exclude:
+                    yield path, Outcome("skipped", "the output folder (--out-dir)")
+                else:
+                    subfolders.append(path)
+            elif not stat.S_ISREG(mode):
+                yield path, Outcome("skipped", f"{_not_regular(mode)}, not a regular file")
+            elif is_temp_name(entry.name):
+                yield path, Outcome("skipped", "a temporary file left by an interrupted godot-formats write "
+                                               "(delete it)")
+            else:
+                yield path, None
+        todo.extend(reversed(subfolders))
 
 
 def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
+    """Whether ``path`` is ``folder`` or below it (both resolved already)."""
+    return path == folder or folder in path.parents
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
 
 
 def plan(args: argparse.Namespace) -> list[Job]:
-    """The list of files to convert and their destinations (decided before anything is written)."""
+    """The files to convert and their destinations, all decided before anything is written."""
     out_dir = Path(args.out_dir) if args.out_dir else None
+    if args.inputs.count("-") > 1:
+        raise UsageError("standard input ('-') can only be read once")
     jobs: list[Job] = []
     for item in args.inputs:
         if item == "-":
@@ -120,9 +176,14 @@ def plan(args: argparse.Namespace) -> list[Job]:
         if path.is_dir():
             if args.output:
                 raise UsageError(f"-o needs a single input file, not the folder {item}; use --out-dir")
-            for file in _walk(path, out_dir):
-                rel = file.relative_to(path)
-                jobs.append(Job(file, str(file), (out_dir / path.name / rel) if out_dir else file))
+            # The folder's own name, with '.' and '..' resolved: 'convert .. --out-dir out' writes to
+            # out/<name of the parent folder>/..., never to out/../...
+            base = out_dir / Path(os.path.abspath(path)).name if out_dir else None
+            for file, refused in _walk(path, _real(out_dir) if out_dir else None):
+                if refused is not None:
+                    jobs.append(Job(file, str(file), None, refused))
+                else:
+                    jobs.append(Job(file, str(file), base / file.relative_to(path) if base else file))
         else:
             if args.output:
                 dest = None if args.output == "-" else Path(args.output)
@@ -133,7 +194,50 @@ def plan(args: argparse.Namespace) -> list[Job]:
         raise UsageError("-o needs exactly one input file; use --out-dir for several")
     if not args.output and not out_dir and not args.overwrite and any(j.source for j in jobs):
         raise UsageError("give -o OUT, --out-dir DIR, or --overwrite to convert the inputs in place")
-    return jobs
+    return _check_destinations(jobs, out_dir)
+
+
+def _check_destinations(jobs: list[Job], out_dir: Path | None) -> list[Job]:
+    """Refuse, before anything is written, every output that would go astray.
+
+    An output outside ``--out-dir`` (through a symlink inside it), two different
+    inputs with one output (both refused: neither would survive), an output that
+    would replace another input before it is read; the same file named twice is
+    converted once.  Paths are compared resolved (symlinks followed, as the
+    writes follow them).
+    """
+    out_real = _real(out_dir) if out_dir else None
+    live = [i for i, j in enumerate(jobs) if j.refused is None]
+    refused: dict[int, Outcome] = {}
+    dest_real = {i: _real(jobs[i].dest) for i in live if jobs[i].dest is not None}  # type: ignore[arg-type]
+    source_real = {i: _real(jobs[i].source) for i in live if jobs[i].source is not None}  # type: ignore[arg-type]
+    if out_real is not None:
+        for i, real in dest_real.items():
+            if jobs[i].source is not None and not _inside(real, out_real):
+                refused[i] = Outcome("failed", f"the output {jobs[i].dest} resolves to {real}, outside --out-dir "
+                                               f"{out_dir}; nothing written")
+    by_dest: dict[Path, list[int]] = {}
+    for i, real in dest_real.items():
+        if i not in refused:
+            by_dest.setdefault(real, []).append(i)
+    for group in by_dest.values():
+        first = group[0]
+        for i in group[1:]:
+            if jobs[i].source is not None and source_real.get(i) == source_real.get(first):
+                refused[i] = Outcome("skipped", f"the same file as {jobs[first].label}, named twice (converted once)")
+        clash = [i for i in group if i not in refused]
+        if len(clash) > 1:
+            for i in clash:
+                others = ", ".join(jobs[k].label for k in clash if k != i)
+                refused[i] = Outcome("failed", f"{jobs[i].dest} is also the output of {others}; "
+                                               "neither is written (convert them to different places)")
+    sources = {real: i for i, real in source_real.items() if i not in refused}
+    for i, real in dest_real.items():
+        other = sources.get(real)
+        if i not in refused and other is not None and other != i:
+            refused[i] = Outcome("failed", f"{jobs[i].dest} is the input {jobs[other].label}, which would be "
+                                           "replaced before it is converted; nothing written")
+    return [attrs.evolve(j, refused=refused[i]) if i in refused else j for i, j in enumerate(jobs)]
 
 
 def _payloads(data: bytes, source: str, framing: str, allow_objects: bool) -> tuple[str, bool, list[bytes]]:
@@ -224,43 +328,37 @@ def _in_record(index: int, loss: Loss) -> Loss:
     return attrs.evolve(loss, path=f"record {index + 1}: {loss.path or '<root>'}")
 
 
-def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
-    """Write ``data`` to ``dest`` through a temporary file in the same folder and ``os.replace``.
-
-    Readers see the old file or the new one, never a partial write.  The new
-    file keeps the permission bits of ``like`` (or of the file it replaces).
-    """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        model = like if like is not None and like.exists() else (dest if dest.exists() else None)
-        if model is not None:
-            os.chmod(tmp, stat.S_IMODE(model.stat().st_mode))
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, dest)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def convert_one(job: Job, args: argparse.Namespace) -> Outcome:
+    """Convert one file; every failure, a bug included, is this file's outcome, and the batch goes on."""
+    if job.refused is not None:
+        return job.refused
+    try:
+        return _convert_one(job, args)
+    except Exception as e:  # a bug, not bad input: this file fails with one line
+        return Outcome("failed", internal_error(e))
+
+
+def _convert_one(job: Job, args: argparse.Namespace) -> Outcome:
+    through = ""
+    same_file = False
+    if job.dest is not None:
+        # Checked before the input is opened: a FIFO or a device named for in-place conversion is
+        # refused by write_target, never read nor replaced.
+        try:
+            target = write_target(job.dest)
+            mode = target.stat().st_mode if target.exists() else None
+        except OSError as e:
+            return Outcome("failed", f"cannot write {job.dest}: {e.strerror or one_line(e)}")
+        if target != job.dest:
+            through = f" (through the symlink, to {target})"
+        same_file = mode is not None and job.source is not None and os.path.samefile(job.source, target)
+        if mode is not None and not args.overwrite:
+            what = "the input" if same_file else "an existing file"
+            return Outcome("failed", f"{job.dest} would replace {what}; use --overwrite")
     try:
         data = sys.stdin.buffer.read() if job.source is None else job.source.read_bytes()
     except OSError as e:
-        return Outcome("failed", f"cannot read: {e.strerror or e}")
-    same_file = job.source is not None and job.dest is not None and job.dest.exists() and \
-        os.path.samefile(job.source, job.dest)
-    if job.dest is not None and job.dest.exists() and not args.overwrite:
-        what = "the input" if same_file else "an existing file"
-        return Outcome("failed", f"{job.dest} would replace {what}; use --overwrite")
+        return Outcome("failed", f"cannot read: {e.strerror or one_line(e)}")
     try:
         out, how, losses = convert_bytes(data, args)
     except ConversionError as e:
@@ -279,9 +377,9 @@ def convert_one(job: Job, args: argparse.Namespace) -> Outcome:
     try:
         write_atomic(job.dest, out, like=job.source)
     except OSError as e:
-        return Outcome("failed", f"cannot write {job.dest}: {e.strerror or e}")
-    target = "" if same_file else f" -> {job.dest}"
-    return Outcome(status, f"{how}{target}", tuple(losses))
+        return Outcome("failed", f"cannot write {job.dest}: {e.strerror or one_line(e)}")
+    where = "" if same_file else f" -> {job.dest}"
+    return Outcome(status, f"{how}{where}{through}", tuple(losses))
 
 
 class Progress:
@@ -315,17 +413,17 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as e:
         print(f"godot-formats convert: {e}", file=sys.stderr)
         return EXIT_USAGE
-    report = sys.stderr if any(j.dest is None for j in jobs) else sys.stdout
+    report = sys.stderr if any(j.dest is None and j.refused is None for j in jobs) else sys.stdout
     progress = Progress(len(jobs), args.progress)
-    counts = {"converted": 0, "unchanged": 0, "failed": 0}
+    counts = {"converted": 0, "unchanged": 0, "failed": 0, "skipped": 0}
     for i, job in enumerate(jobs):
         progress.show(i, job.label)
         outcome = convert_one(job, args)
         progress.clear()
         counts[outcome.status] += 1
-        print(f"{outcome.status:<9}  {job.label}: {outcome.detail}", file=report)
+        print(printable(f"{outcome.status:<9}  {job.label}: {outcome.detail}"), file=report)
         for loss in outcome.losses:
-            print(f"    {'loss' if outcome.status != 'failed' else 'would lose'}: {loss}", file=report)
+            print(printable(f"    {'loss' if outcome.status != 'failed' else 'would lose'}: {loss}"), file=report)
         report.flush()
     progress.show(len(jobs), "done")
     progress.clear()

@@ -2,7 +2,9 @@
 
 Prints, per file, a one-line verdict (the best dialect, or ``ambiguous`` with the
 readings that fit equally well) and the candidates under it.  Exit status 1 when
-some file cannot be read completely by any engine dialect.
+some file cannot be read completely by any engine dialect, or cannot be read at all:
+such a file gets one line on standard error (``godot-formats detect: FILE: reason``)
+and the other files are still inspected.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 
 from ..detect import Candidate, detect, is_ambiguous
 from ..dialects import get_dialect
-from ..tool import EXIT_BAD_INPUT, read_input
+from ..errors import GodotFormatsError
+from ..tool import EXIT_BAD_INPUT, internal_error, one_line, printable, read_input
 
 
 def add_parser(subparsers: Any) -> None:
@@ -48,23 +51,42 @@ def verdict(candidates: list[Candidate]) -> str:
     return best.dialect + framing
 
 
+def _json_name(path: str) -> str:
+    """A file name as JSON can hold it: bytes that are not UTF-8 written ``\\xff``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def run(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
-        data = read_input(path)
-        candidates = detect(data, include_documented=args.documented)
+        try:
+            data = read_input(path)
+            candidates = detect(data, include_documented=args.documented)
+        except Exception as e:  # this file fails with one line; the others are still inspected
+            if isinstance(e, OSError):
+                reason = e.strerror or one_line(e)
+            elif isinstance(e, GodotFormatsError):
+                reason = one_line(e)
+            else:
+                reason = internal_error(e)
+            sys.stdout.flush()
+            print(printable(f"godot-formats detect: {path}: {reason}"), file=sys.stderr)
+            if args.json:
+                print(json.dumps({"file": _json_name(path), "error": reason}, ensure_ascii=False))
+            status = EXIT_BAD_INPUT
+            continue
         if not candidates or not candidates[0].complete:
             status = EXIT_BAD_INPUT
         shown = [c for c in candidates if args.all or c.confidence > 0]
         if args.json:
             print(json.dumps({
-                "file": path, "size": len(data), "verdict": verdict(candidates),
+                "file": _json_name(path), "size": len(data), "verdict": verdict(candidates),
                 "ambiguous": is_ambiguous(candidates),
                 "candidates": [{"dialect": c.dialect, "confidence": c.confidence, "complete": c.complete,
                                 "framed": c.framed, "ambiguous": c.ambiguous, "reason": c.reason} for c in shown],
             }, ensure_ascii=False))
             continue
-        print(f"{path}: {verdict(candidates)}")
+        print(printable(f"{path}: {verdict(candidates)}"))
         for c in shown:
             flags = ",".join(f for f, on in (("complete", c.complete), ("framed", c.framed),
                                               ("ambiguous", c.ambiguous)) if on) or "-"

@@ -8,13 +8,12 @@ document per value, or Godot's ``var_to_str`` text.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import EncodeError, GodotFormatsError
-from ..tool import add_dialect_option, read_input
+from ..tool import add_dialect_option, read_input, write_atomic
 
 FORMATS = ("auto", "json", "text")
 EXTENSIONS = {".json": "json", ".txt": "text", ".tres": "text", ".var": "text"}
@@ -120,12 +119,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(out)
         sys.stdout.flush()
         return 0
-    target = Path(args.output)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(out)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_atomic(Path(args.output), out)
     return 0
