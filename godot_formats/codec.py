@@ -24,8 +24,8 @@ from typing import Callable as _Fn
 
 from . import types as t
 from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
-from .keys import KeyRules, Memo, python_keys_agree
 from .errors import DecodeError, EncodeError
+from .keys import KeyRules, Memo, python_keys_agree
 
 __all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE"]
 
@@ -74,9 +74,9 @@ def _dictionary(pairs: list[Any], types: tuple[Any, Any] | None, rules: KeyRules
     """
     it = iter(pairs)
     if types is not None:
-        result = t.TypedDictionary(types[0], types[1], key_rules=rules)
-        result._fill(zip(it, it), memo)
-        return result
+        typed = t.TypedDictionary(types[0], types[1], key_rules=rules)
+        typed._fill(zip(it, it), memo)
+        return typed
     try:
         plain = dict(zip(it, it))
     except TypeError:  # a key Python cannot hash, such as an Array

@@ -605,8 +605,8 @@ class _Converter:
                             "(the engine then ignores the script's properties)", value, None)
             return path, name, None
         if not by_path and isinstance(value, str):
-            self.loss(path, f"{self.target.name} embeds the Script object, not a path: script {t.value_repr(value, 60)} "
-                            "written as null (the engine then ignores the script's properties)", value, None)
+            self.loss(path, f"{self.target.name} embeds the Script object, not a path: script "
+                            f"{t.value_repr(value, 60)} written as null (the engine then ignores the script's properties)", value, None)
             return path, name, None
         return entry
 

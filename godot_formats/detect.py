@@ -25,7 +25,6 @@ from typing import Any
 
 import attrs
 
-from . import types as t
 from .codec import Encoder
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import GodotFormatsError

@@ -20,9 +20,8 @@ from typing import Any
 
 import attrs
 
-from .keys import GODOT3_KEYS, GODOT4_KEYS, KeyRules
-
 from . import types as t
+from .keys import GODOT3_KEYS, GODOT4_KEYS, KeyRules
 
 __all__ = ["Dialect", "MathType", "MATH_TYPES", "TYPE_NAMES", "get_dialect", "dialect_names", "register"]
 

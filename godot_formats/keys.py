@@ -53,7 +53,8 @@ import attrs
 
 from godot_formats import types as t
 
-__all__ = ["python_keys_agree", "KeyRules", "GODOT3_KEYS", "GODOT4_KEYS", "SAME_CONTENT", "godot_key", "same_value", "has_nan"]
+__all__ = ["python_keys_agree", "KeyRules", "GODOT3_KEYS", "GODOT4_KEYS", "SAME_CONTENT", "godot_key", "same_value",
+           "has_nan"]
 
 
 @attrs.frozen
@@ -148,8 +149,8 @@ def _packed_id(value: Any, rules: KeyRules, owner: Any) -> bytes:
         if "packed" in rules.nan_apart:
             return _by_reference(owner)
         data = type(data)(data.typecode, (0.0 if x != x else x for x in data))
-        return tag + b"nan:" + data.tobytes() + bytes(x != x for x in value.data)
-    return tag + data.tobytes()
+        return tag + b"nan:" + bytes(data.tobytes()) + bytes(x != x for x in value.data)
+    return tag + bytes(data.tobytes())
 
 
 def _by_reference(owner: Any) -> bytes:

@@ -133,10 +133,10 @@ class Components(tuple):  # type: ignore[type-arg]
         # Hashed as bytes (SipHash, keyed per process), never from the components'
         # own hashes: floats with equal hashes are easy to find, and a tuple of
         # them multiplies the collisions (hash flooding of a Dictionary's keys).
-        packer = _HASH_STRUCTS.get((len(self), self._convert))
+        packer = _HASH_STRUCTS[len(self), self._convert]
         try:
             return hash((type(self).__name__, packer.pack(*[c + 0 for c in self])))  # -0.0 hashes as 0.0
-        except (struct.error, AttributeError):  # an int past int64
+        except struct.error:  # an int past int64
             return hash(godot_key(self))
 
     def _no_tuple_operator(self, other: Any) -> Any:

@@ -11,10 +11,11 @@ The fuzz findings replayed at the end come from fuzz/fuzz_decode.py (fuzz/crashe
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
-import random
 import struct
+import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -132,11 +133,13 @@ NESTING = [(d, "array") for d in DIALECTS] + [(d, "dictionary value") for d in D
 def test_200000_levels_stop_at_the_depth_limit(dialect: str, kind: str) -> None:
     level, offset, objects = _levels(dialect, kind)
     data = level * DEEP + u32(0)
-    started = time.perf_counter()
-    with pytest.raises(gf.DecodeError, match="nested deeper than 1024") as info:
-        gf.loads(data, dialect, allow_objects=bool(objects))
-    assert time.perf_counter() - started < 0.5
-    assert info.value.offset == offset
+    def refuse() -> None:
+        with pytest.raises(gf.DecodeError, match="nested deeper than 1024") as info:
+            gf.loads(data, dialect, allow_objects=bool(objects))
+        assert info.value.offset == offset
+
+    # Work is counted, not timed: the walk stops at the limit, whatever follows it.
+    assert calls_made(refuse) < 40 * 1025
 
 
 @pytest.mark.parametrize("kind", ["array", "dictionary value", "typed array", "object"])
@@ -202,16 +205,13 @@ def test_huge_counts_are_refused_before_allocating(dialect: str, data: bytes, ob
     gf.loads(b"\0\0\0\0", dialect, allow_objects=objects)  # build the cached decoder first
     tracemalloc.start()
     try:
-        started = time.perf_counter()
         with pytest.raises(gf.DecodeError) as info:
             gf.loads(data, dialect, allow_objects=objects)
-        elapsed = time.perf_counter() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     # The field that announced the count: the property count of the Object, else the first field.
     assert info.value.offset == (12 if data[8:12] == b"A\0\0\0" else 4), info.value
-    assert elapsed < 0.1
     assert peak < 64 * 1024, f"{peak} bytes allocated to refuse a 16-byte input"
 
 
@@ -500,10 +500,11 @@ def _self_referencing() -> dict[str, Any]:
 @pytest.mark.parametrize("name", list(_self_referencing()))
 def test_self_referencing_values_are_refused(dialect: str, name: str) -> None:
     value = _self_referencing()[name]
-    started = time.perf_counter()
-    with pytest.raises(gf.EncodeError):
-        gf.dumps(value, dialect, full_objects=True)
-    assert time.perf_counter() - started < 1.0
+    def refuse() -> None:
+        with pytest.raises(gf.EncodeError):
+            gf.dumps(value, dialect, full_objects=True)
+
+    assert calls_made(refuse) < 200_000  # stops at the depth limit
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -566,18 +567,29 @@ def test_memory_is_linear_in_the_input(name: str) -> None:
     assert peak < 40 * len(data), f"{peak / len(data):.1f} bytes of Python memory per input byte"
 
 
-def test_time_is_linear_in_the_input() -> None:
-    item = AMPLIFIERS["empty typed Dictionary"]
-    timings = []
-    for n in (8_000, 64_000):
-        data = u32(28, n) + item * n
-        best = float("inf")
-        for _ in range(3):  # the best of three, to see past a busy machine
-            started = time.perf_counter()
-            gf.loads(data)
-            best = min(best, time.perf_counter() - started)
-        timings.append(best)
-    assert timings[1] < 16 * timings[0] + 0.05  # 8x the input: linear, with room for noise
+@pytest.mark.parametrize("name", sorted(AMPLIFIERS))
+def test_work_is_linear_in_the_input(name: str) -> None:
+    """Counted in Python function calls (deterministic), never timed: 8x the input, at most 8x the work."""
+    item = AMPLIFIERS[name]
+    counts = [calls_made(lambda n=n: gf.loads(u32(28, n) + item * n, allow_objects=True)) for n in (1_000, 8_000)]
+    assert counts[1] <= 8 * counts[0] + 100, counts
+
+
+def calls_made(fn: Any) -> int:
+    """How many Python and C functions ``fn()`` calls: a measure of work that a busy machine cannot change."""
+    count = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
 
 
 def _floats_sharing_a_hash(h: int) -> list[float]:
@@ -603,17 +615,14 @@ def test_number_keys_chosen_to_collide_do_not_go_quadratic() -> None:
     while len(keys) < 20_000:
         keys += _floats_sharing_a_hash(h)
         h += 1
-    rng = random.Random(5)
-    timings = []
-    for chosen in (keys[:20_000], [rng.random() for _ in range(20_000)]):
-        data = u32(27, len(chosen)) + b"".join(struct.pack("<Id", 3 | FLAG_64, k) + u32(0) for k in chosen)
-        best = float("inf")
-        for _ in range(3):
-            started = time.perf_counter()
-            gf.loads(data)
-            best = min(best, time.perf_counter() - started)
-        timings.append(best)
-    assert timings[0] < 5 * timings[1] + 0.05, timings
+    chosen = keys[:20_000]
+    data = u32(27, len(chosen)) + b"".join(struct.pack("<Id", 3 | FLAG_64, k) + u32(0) for k in chosen)
+    decoded = gf.loads(data)
+    assert len(decoded) == len(chosen)
+    # A dict probe costs at most the number of keys sharing its hash: for floats Python's
+    # fixed hash allows at most 67 per hash value (checked over 3,000 targets in
+    # benchmarks/hostile.py), so inserting n keys is at most 67n comparisons: linear.
+    assert max(collections.Counter(map(hash, decoded)).values()) <= 67
 
 
 # --- regressions from the coverage-guided fuzzer (fuzz/fuzz_decode.py) ----------------------------
