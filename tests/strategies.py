@@ -111,3 +111,35 @@ def values(dialect: str | Dialect, max_leaves: int = 12) -> st.SearchStrategy[An
         return st.one_of(*options)
 
     return st.recursive(leaf, extend, max_leaves=max_leaves)
+
+
+# --- hostile shapes (issue 13): keys that nest, keys chosen to collide, NaN keys -------------
+
+#: Floats x with hash(x) == 1 (Python hashes numbers without a random seed): 2**(61*j).
+COLLIDING_FLOATS = [2.0 ** (61 * j) for j in range(-17, 17)]
+NANS = [struct.unpack("<d", struct.pack("<Q", bits))[0]
+        for bits in (0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001)]
+
+
+def nested_key(depth: int, leaf: Any) -> Any:
+    """A Dictionary that is the only key of a Dictionary ... ``depth`` times, around ``leaf``."""
+    v = leaf
+    for _ in range(depth):
+        v = t.Dictionary([(v, None)])
+    return v
+
+
+def hostile_keys() -> st.SearchStrategy[Any]:
+    """Dictionaries whose keys nest, collide under Python's number hashes, or are NaN (in any place)."""
+    collide = st.sampled_from(COLLIDING_FLOATS)
+    nan = st.sampled_from(NANS)
+    key = st.one_of(
+        st.builds(nested_key, st.integers(1, 40), st.one_of(INT32, TEXT, st.lists(INT32, max_size=2))),
+        st.lists(collide, min_size=1, max_size=3),
+        nan,
+        st.lists(nan, min_size=1, max_size=2),
+        st.builds(t.Vector2, st.one_of(nan, collide), st.one_of(nan, collide)),
+        st.dictionaries(TEXT, nan, max_size=1),
+        collide,
+    )
+    return st.lists(st.tuples(key, INT32), max_size=12).map(t.Dictionary)
