@@ -679,3 +679,21 @@ def test_saved_fuzz_inputs_obey_the_contract(path: Path) -> None:
                 written = gf.dumps(result[0], dialect, full_objects=objects)
                 again = gf.loads(written, dialect, allow_objects=objects)
                 assert gf.dumps(again, dialect, full_objects=objects) == written, dialect
+
+
+def test_fuzz_corpus_replays_with_only_decode_errors() -> None:
+    """Every input in fuzz/corpus (the fuzzer's finds and the hostile-shape seeds), in every dialect:
+    a value that re-encodes, or a DecodeError."""
+    corpus = sorted((Path(__file__).resolve().parent.parent / "fuzz" / "corpus").iterdir())
+    assert len(corpus) > 700
+    for path in corpus:
+        blob = path.read_bytes()
+        for dialect in ("godot3", "godot4", "godot4-double", "docs-godot4"):
+            try:
+                value = gf.loads(blob, dialect, allow_objects=True)
+            except gf.DecodeError:
+                continue
+            try:
+                gf.dumps(value, dialect, full_objects=True)
+            except gf.EncodeError:
+                pass
