@@ -23,9 +23,10 @@ after everything that could be read.  It never raises on bad bytes.
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any, NoReturn
 
 import attrs
@@ -34,7 +35,7 @@ from .codec import COUNT_MASK, DEFAULT_MAX_DEPTH, FLAG_64, INT32_MAX, NODE_PATH_
 from .dialects import I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect, get_dialect
 from .errors import DecodeError
 
-__all__ = ["Field", "explain", "explain_fields", "format_fields"]
+__all__ = ["Field", "explain", "explain_fields", "format_fields", "format_lines", "MAX_INDENT_DEPTH"]
 
 _u32 = struct.Struct("<I").unpack_from
 _u64 = struct.Struct("<Q").unpack_from
@@ -43,6 +44,12 @@ _u64 = struct.Struct("<Q").unpack_from
 HEX_BYTES = 8
 #: Characters of a string shown before it is cut short.
 TEXT_CHARS = 60
+
+#: Nesting levels that indent a line; deeper lines keep that indentation and
+#: say their depth (``(depth 40) [0] Nil (type 0)``), so a line never carries
+#: more than 64 columns of indentation and the listing stays within a constant
+#: factor of the input's size, whatever the nesting.  ``Field.depth`` is exact.
+MAX_INDENT_DEPTH = 32
 
 #: What a header's bit 16-19 mean for a container type kind.
 CONTAINER_KINDS = {0: "untyped", 1: "builtin type", 2: "class name", 3: "script path"}
@@ -97,14 +104,21 @@ class _Open:
     index: int = 0
 
 
+@functools.lru_cache(maxsize=32)
+def _decoder(dialect: Dialect, allow_objects: bool, max_depth: int) -> Decoder:
+    """One Decoder per options (building one builds its tables; a file of many records reuses it)."""
+    return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
+
+
 class _Walker:
-    def __init__(self, buf: bytes, dialect: Dialect, allow_objects: bool, max_elements: int | None,
+    def __init__(self, buf: bytes, limit: int, dialect: Dialect, allow_objects: bool, max_elements: int | None,
                  max_depth: int) -> None:
         self.buf = buf
+        self.limit = limit  # the value's bytes end here (``end``), without a copy of the rest
         self.d = dialect
         self.allow_objects = allow_objects
         self.max_elements = max_elements
-        self.decoder = Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth)
+        self.decoder = _decoder(dialect, allow_objects, max_depth)
         self.error: DecodeError | None = None
         self.end: int | None = None
         self.at = 0  # where the scalar being described starts
@@ -120,7 +134,7 @@ class _Walker:
 
     def field(self, pos: int, size: int, depth: int, kind: str, text: str) -> Iterator[Field]:
         """A field of ``size`` bytes, or the error when they are not all there or hold the first error."""
-        if pos + size > len(self.buf):
+        if pos + size > self.limit:
             yield from self.fail(None, pos, depth)
         yield Field(pos, size, depth, kind, text)
         e = self.error
@@ -142,7 +156,7 @@ class _Walker:
         n = self.u32(pos)
         yield from self.field(pos, 4, depth, "length", f"{what}length: {n} byte{'' if n == 1 else 's'}")
         try:
-            text, stop = self.decoder.read_string(self.buf, pos, len(self.buf), what_error, padded)
+            text, stop = self.decoder.read_string(self.buf, pos, self.limit, what_error, padded)
         except DecodeError as e:
             yield from self.fail(e, pos, depth)
         if n:
@@ -221,7 +235,7 @@ class _Walker:
         label = ""
         while True:
             depth = len(stack)
-            if len(buf) - pos < 4:
+            if self.limit - pos < 4:
                 yield from self.fail(None, pos, depth)
             header = _u32(buf, pos)[0]
             name = self.type_name(header & self.d.type_mask)
@@ -298,7 +312,7 @@ class _Walker:
 
     def u32(self, pos: int) -> int:
         """The u32 at ``pos``, or 0 past the end (the field that holds it then reports the error)."""
-        return int(_u32(self.buf, pos)[0]) if 0 <= pos <= len(self.buf) - 4 else 0
+        return int(_u32(self.buf, pos)[0]) if 0 <= pos <= self.limit - 4 else 0
 
     def leaf(self, pos: int, header: int, name: str, depth: int) -> Generator[Field, None, int]:
         """The fields of a value without children.
@@ -310,9 +324,9 @@ class _Walker:
         error: DecodeError | None = None
         value: Any = None
         try:
-            value, end = self.decoder.decode(self.buf, pos)
+            value, end = self.decoder.decode(self.buf, pos, self.limit)
         except DecodeError as e:
-            error, end = e, len(self.buf)
+            error, end = e, self.limit
         inner = depth + 1
         body = pos + 4
         size = end - body
@@ -340,7 +354,7 @@ class _Walker:
         return end
 
     def u64(self, pos: int) -> int:
-        return int(_u64(self.buf, pos)[0]) if 0 <= pos <= len(self.buf) - 8 else 0
+        return int(_u64(self.buf, pos)[0]) if 0 <= pos <= self.limit - 8 else 0
 
     def scalar(self, name: str, value: Any, size: int) -> str:
         if name == "bool":
@@ -361,7 +375,7 @@ class _Walker:
 
     def node_path(self, pos: int, depth: int) -> Iterator[Field]:
         first = self.u32(pos)
-        if not first & NODE_PATH_NEW_FORMAT and self.d.node_path_old_format and pos + 4 <= len(self.buf):
+        if not first & NODE_PATH_NEW_FORMAT and self.d.node_path_old_format and pos + 4 <= self.limit:
             yield from self.string(pos, depth, "old-format path ", what_error="NodePath")
             return
         names, subnames, flags = first & COUNT_MASK, self.u32(pos + 4), self.u32(pos + 8)
@@ -443,40 +457,52 @@ def explain_fields(
     allow_objects: bool = False,
     max_elements: int | None = 16,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    end: int | None = None,
 ) -> Iterator[Field]:
     """The fields of the value at ``offset``, in byte order, then an ``end`` (or ``error``) field.
 
-    ``max_elements`` caps the elements shown per packed array (None: all).
+    ``max_elements`` caps the elements shown per packed array (None: all);
+    ``end`` bounds the value's bytes (one record of a larger file) without a copy.
     """
     if offset < 0:
         raise ValueError(f"offset must not be negative, got {offset}")
-    buf = bytes(data)
+    buf = data if isinstance(data, bytes) else bytes(data)
+    limit = len(buf) if end is None else max(0, min(end, len(buf)))
     d = get_dialect(dialect)
-    walker = _Walker(buf, d, allow_objects, max_elements, max_depth)
+    walker = _Walker(buf, limit, d, allow_objects, max_elements, max_depth)
     try:
-        walker.end = walker.decoder.decode(buf, offset)[1]
+        walker.end = walker.decoder.decode(buf, offset, limit)[1]
     except DecodeError as e:
         walker.error = e
     try:
-        end = yield from walker.walk(offset)
+        stop = yield from walker.walk(offset)
     except _Stop:
         return
     if walker.error is not None:  # the walk got through what the decoder refused: say so anyway
         yield Field(walker.error.offset, 0, 0, "error", f"error: {walker.error}")
         return
-    trailing = len(buf) - end
+    trailing = limit - stop
     tail = f"{trailing} trailing byte{'s' if trailing != 1 else ''} (ignored by the engine)" if trailing \
         else "no trailing bytes"
-    yield Field(end, trailing, 0, "end", f"end: the value is {end - offset} bytes; {tail}")
+    yield Field(stop, trailing, 0, "end", f"end: the value is {stop - offset} bytes; {tail}")
 
 
-def format_fields(fields: Iterator[Field] | list[Field], data: bytes | bytearray | memoryview,
-                  *, header: bool = True) -> str:
-    """The text lines of :func:`explain` for ``fields`` of ``data``."""
-    buf = bytes(data)
+def indentation(depth: int) -> str:
+    """The indentation of a line at ``depth``: two spaces a level up to :data:`MAX_INDENT_DEPTH`,
+    then ``(depth N)`` at that indentation."""
+    if depth <= MAX_INDENT_DEPTH:
+        return "  " * depth
+    return "  " * MAX_INDENT_DEPTH + f"(depth {depth}) "
+
+
+def format_lines(fields: Iterable[Field], data: bytes | bytearray | memoryview,
+                 *, header: bool = True) -> Iterator[str]:
+    """The text lines of :func:`explain` for ``fields`` of ``data``, one at a time."""
+    buf = data if isinstance(data, bytes) else bytes(data)
     width = max(6, len(str(len(buf))))
     hex_width = HEX_BYTES * 2 + (HEX_BYTES // 4 - 1) + 1
-    lines = [f"{'offset':>{width}}  {'bytes':<{hex_width}}  meaning"] if header else []
+    if header:
+        yield f"{'offset':>{width}}  {'bytes':<{hex_width}}  meaning"
     for f in fields:
         raw = buf[f.offset:f.offset + min(f.size, HEX_BYTES)] if f.kind not in ("end", "error") else b""
         if f.kind == "error":
@@ -484,8 +510,13 @@ def format_fields(fields: Iterator[Field] | list[Field], data: bytes | bytearray
         groups = " ".join(raw[i:i + 4].hex() for i in range(0, len(raw), 4))
         if (f.size > HEX_BYTES and f.kind != "end") or (f.kind == "error" and len(buf) - f.offset > HEX_BYTES):
             groups += "…"
-        lines.append(f"{f.offset:>{width}}  {groups:<{hex_width}}  {'  ' * f.depth}{f.text}".rstrip())
-    return "\n".join(lines)
+        yield f"{f.offset:>{width}}  {groups:<{hex_width}}  {indentation(f.depth)}{f.text}".rstrip()
+
+
+def format_fields(fields: Iterable[Field], data: bytes | bytearray | memoryview,
+                  *, header: bool = True) -> str:
+    """The text lines of :func:`explain` for ``fields`` of ``data``."""
+    return "\n".join(format_lines(fields, data, header=header))
 
 
 def explain(

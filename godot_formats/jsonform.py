@@ -42,11 +42,10 @@ import json
 import math
 import operator
 import re
+import reprlib
 import struct
-import sys
 from array import array
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from typing import Any, Callable, Union
 
 from . import types as t
@@ -352,7 +351,7 @@ def _leaf_to_json(value: Any, packed_base64: bool) -> tuple[bool, JSONValue]:
         return True, f"i:{int(value)}"
     if isinstance(value, float):
         return True, "f:" + _float_text(float(value))
-    raise EncodeError(f"cannot represent a {cls.__name__} in JSON ({value!r:.60})")
+    raise EncodeError(f"cannot represent a {cls.__name__} in JSON ({reprlib.repr(value)})")
 
 
 def _open_container(value: Any) -> tuple[JSONValue, list[Any], Iterator[Any]]:
@@ -434,8 +433,9 @@ def _scalar_from_text(text: str, path: str) -> Any:
         if prefix == "s":
             return rest
         if prefix == "i":
-            if not _INT_TEXT.match(rest):
-                raise JSONFormatError(f"{text!r}: {rest!r} is not an integer", path)
+            if not _INT_TEXT.match(rest) or len(rest) > _MAX_INT_DIGITS:
+                shown = text if len(text) <= 40 else text[:40] + "..."
+                raise JSONFormatError(f"{shown!r} is not an integer (at most {_MAX_INT_DIGITS} digits)", path)
             return int(rest)
         if prefix == "f":
             return _parse_float_text(rest, path)
@@ -693,25 +693,22 @@ def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
 # -- text ----------------------------------------------------------------------------------------
 
 
-@contextmanager
-def _recursion_room(levels: int) -> Iterator[None]:
-    """Let the json module (which recurses) handle ``levels`` of nesting."""
-    old = sys.getrecursionlimit()
-    need = levels + 200
-    if need > old:
-        sys.setrecursionlimit(need)
-    try:
-        yield
-    finally:
-        if need > old:
-            sys.setrecursionlimit(old)
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _WIDTH = 100
+#: Columns of indentation :func:`dumps_json` never goes past: a container that
+#: would be indented deeper (JSON nesting level 32 with the default indent of 2)
+#: is written on one line, however long.  Each line then carries at most this
+#: much indentation, so the text stays within a constant factor of the value's
+#: bytes whatever the nesting (docs/json.md, "Layout").
+MAX_INDENT_COLUMNS = 64
 
 
 _encode_string = json.encoder.encode_basestring
+
+
+def _escape_surrogates(text: str) -> str:
+    # Godot 3 strings may hold lone surrogates, which UTF-8 cannot: keep them escaped.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text
 
 
 def _scalar_json(x: Any) -> str:
@@ -726,26 +723,24 @@ def _scalar_json(x: Any) -> str:
         return str(x)
     if type(x) is float:
         return repr(x)
-    text: str = _encode_string(x)
-    # Godot 3 strings may hold lone surrogates, which UTF-8 cannot: keep them escaped.
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text
+    return _escape_surrogates(_encode_string(x))
 
 
-def _tokens(node: list[Any] | dict[str, Any]) -> Iterator[Any]:
+def _tokens(node: list[Any] | dict[str, Any], comma: str = ", ", colon: str = ": ") -> Iterator[Any]:
     """The one-line text of a container, piece by piece; child containers are yielded as they are."""
     if isinstance(node, list):
         yield "["
         for i, x in enumerate(node):
             if i:
-                yield ", "
+                yield comma
             yield x if isinstance(x, (list, dict)) else _scalar_json(x)
         yield "]"
         return
     yield "{"
     for i, (k, v) in enumerate(node.items()):
         if i:
-            yield ", "
-        yield _scalar_json(k) + ": "
+            yield comma
+        yield _scalar_json(k) + colon
         yield v if isinstance(v, (list, dict)) else _scalar_json(v)
     yield "}"
 
@@ -771,6 +766,40 @@ def _inline(node: Any, limit: int) -> str | None:
     return "".join(parts)
 
 
+def _is_flat(node: list[Any] | dict[str, Any]) -> bool:
+    children = node if isinstance(node, list) else node.values()
+    return not any(isinstance(x, (list, dict)) for x in children)
+
+
+def _one_line(root: Any, comma: str, colon: str) -> str:
+    """``root`` on one line, however long, without recursion.
+
+    A container without child containers (most of the bytes of a large value:
+    ``args`` lists, packed arrays) is written by the json module in one call;
+    nesting is walked here with an explicit stack.
+    """
+    if not isinstance(root, (list, dict)):
+        return _scalar_json(root)
+    flat = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False,
+                            separators=(comma, colon)).encode
+    if _is_flat(root):
+        return _escape_surrogates(flat(root))
+    parts: list[str] = []
+    stack = [_tokens(root, comma, colon)]
+    while stack:
+        for piece in stack[-1]:
+            if isinstance(piece, str):
+                parts.append(piece)
+            elif _is_flat(piece):
+                parts.append(_escape_surrogates(flat(piece)))
+            else:
+                stack.append(_tokens(piece, comma, colon))
+                break
+        else:
+            stack.pop()
+    return "".join(parts)
+
+
 class _Token:
     """Closing text in the work list of :func:`_pretty`."""
 
@@ -787,7 +816,11 @@ def _is_number_list(node: Any) -> bool:
 
 def _pretty(root: Any, indent: int) -> str:
     """JSON laid out for editing: small containers on one line, number lists wrapped,
-    Dictionary args and Object props one key, value pair per line."""
+    Dictionary args and Object props one key, value pair per line.
+
+    A container whose children would be indented past :data:`MAX_INDENT_COLUMNS`
+    is written on one line instead, so no line carries more indentation than that.
+    """
     out: list[str] = []
     # Work items: (node, level, prefix, suffix, pairs)
     todo: list[tuple[Any, int, str, str, bool]] = [(root, 0, "", "", False)]
@@ -799,6 +832,8 @@ def _pretty(root: Any, indent: int) -> str:
         pad = " " * (indent * level)
         room = _WIDTH - len(pad) - len(prefix) - len(suffix)
         flat = _inline(node, max(room, 20)) if isinstance(node, (list, dict)) else _scalar_json(node)
+        if flat is None and indent * (level + 1) > MAX_INDENT_COLUMNS:
+            flat = _one_line(node, ", ", ": ")
         if flat is not None:
             out.append(pad + prefix + flat + suffix)
             continue
@@ -842,54 +877,139 @@ def _pretty(root: Any, indent: int) -> str:
     return "\n".join(out)
 
 
-def _depth(node: Any) -> int:
-    """How deeply a JSON form nests (for the recursion headroom of the json module)."""
-    deepest = 0
-    todo = [(node, 1)]
-    while todo:
-        item, level = todo.pop()
-        if isinstance(item, list):
-            deepest = max(deepest, level)
-            todo.extend((x, level + 1) for x in item if isinstance(x, (list, dict)))
-        elif isinstance(item, dict):
-            deepest = max(deepest, level)
-            todo.extend((x, level + 1) for x in item.values() if isinstance(x, (list, dict)))
-    return deepest
-
-
 def dumps_json(value: Any, indent: int | None = 2, *, packed_base64: bool = False) -> str:
     """``value`` as JSON text; ``indent=None`` writes one compact line.
 
     With an indent, small containers stay on one line and number lists are
-    wrapped, so a save file stays readable and short enough to edit.
+    wrapped, so a save file stays readable and short enough to edit; no line
+    is indented past :data:`MAX_INDENT_COLUMNS` (deeper containers are written
+    on one line).  Neither form recurses, whatever the nesting.
     """
     obj = to_json(value, packed_base64=packed_base64)
     if indent is None:
-        with _recursion_room(2 * _depth(obj)):
-            text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        return _one_line(obj, ",", ":")
     return _pretty(obj, indent)
 
 
-def _parse_documents(text: str) -> Iterator[tuple[int, Any]]:
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
-    pos, end = 0, len(text)
-    ws = re.compile(r"\s*")
-    pos = ws.match(text, pos).end()  # type: ignore[union-attr]
-    while pos < end:
-        try:
-            obj, new = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as e:
-            raise JSONFormatError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-        except RecursionError:
-            raise JSONFormatError("JSON nested too deeply to read") from None
-        yield pos, obj
-        pos = ws.match(text, new).end()  # type: ignore[union-attr]
+# -- reading JSON text ------------------------------------------------------------------------------
+
+#: Digits of a JSON integer or an ``"i:"`` text: a Variant int has at most 19
+#: (and u64 ids 20).  Python's ``int()`` is quadratic in the digits, and raises a
+#: plain ValueError past ``sys.get_int_max_str_digits()``.
+_MAX_INT_DIGITS = 100
+
+
+def _json_int(text: str) -> int:
+    if len(text) > _MAX_INT_DIGITS:
+        raise JSONFormatError(f"a JSON integer of {len(text)} digits (at most {_MAX_INT_DIGITS})")
+    return int(text)
 
 
 def _reject_constant(name: str) -> Any:
     raise JSONFormatError(f"{name} is not JSON; write \"f:{name.lower().replace('infinity', 'inf')}\" "
                           "or, inside args, the string \"inf\", \"-inf\" or \"nan\"")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_json_int)
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_JSON_NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+_CONSTANTS = (("null", None), ("true", True), ("false", False))
+_REJECTED = ("NaN", "Infinity", "-Infinity")
+
+
+def _key(text: str, pos: int) -> tuple[str, int]:
+    """An object key at ``pos`` (whitespace skipped) and the position after its colon and whitespace."""
+    if text[pos:pos + 1] != '"':
+        raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, pos)
+    key, pos = _scanstring(text, pos + 1, True)
+    pos = _JSON_WS.match(text, pos).end()  # type: ignore[union-attr]
+    if text[pos:pos + 1] != ":":
+        raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
+    return key, _JSON_WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+
+
+def _raw_decode_iteratively(text: str, pos: int) -> tuple[Any, int]:
+    """One JSON document at ``pos``, as ``json.JSONDecoder.raw_decode`` reads it, with an explicit stack.
+
+    The json module recurses once per nesting level; this takes any depth.
+    """
+    stack: list[Any] = []  # the open lists and dicts
+    keys: list[Any] = []  # the key each open dict is reading a value for (None for lists)
+    ws = _JSON_WS.match
+    while True:
+        # A value starts at pos.
+        c = text[pos:pos + 1]
+        value: Any
+        if c == "{" or c == "[":
+            pos = ws(text, pos + 1).end()  # type: ignore[union-attr]
+            if text[pos:pos + 1] == ("}" if c == "{" else "]"):
+                value, pos = ({} if c == "{" else []), pos + 1
+            elif c == "{":
+                key, pos = _key(text, pos)
+                stack.append({})
+                keys.append(key)
+                continue
+            else:
+                stack.append([])
+                keys.append(None)
+                continue
+        elif c == '"':
+            value, pos = _scanstring(text, pos + 1, True)
+        else:
+            for word, constant in _CONSTANTS:
+                if text.startswith(word, pos):
+                    value, pos = constant, pos + len(word)
+                    break
+            else:
+                for word in _REJECTED:
+                    if text.startswith(word, pos):
+                        _reject_constant(word)
+                m = _JSON_NUMBER.match(text, pos)
+                if m is None:
+                    raise json.JSONDecodeError("Expecting value", text, pos)
+                integer, frac, exp = m.groups()
+                value = float(integer + (frac or "") + (exp or "")) if frac or exp else _json_int(integer)
+                pos = m.end()
+        # Hand the value to the open containers, closing those that end here.
+        while True:
+            if not stack:
+                return value, pos
+            top = stack[-1]
+            if keys[-1] is None:
+                top.append(value)
+            else:
+                top[keys[-1]] = value
+            pos = ws(text, pos).end()  # type: ignore[union-attr]
+            c = text[pos:pos + 1]
+            if c == ",":
+                pos = ws(text, pos + 1).end()  # type: ignore[union-attr]
+                if keys[-1] is not None:
+                    keys[-1], pos = _key(text, pos)
+                break
+            if c == ("]" if keys[-1] is None else "}"):
+                value = stack.pop()
+                keys.pop()
+                pos += 1
+                continue
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+
+
+def _parse_documents(text: str) -> Iterator[tuple[int, Any]]:
+    pos, end = 0, len(text)
+    ws = re.compile(r"\s*")
+    pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+    while pos < end:
+        try:
+            try:
+                obj, new = _DECODER.raw_decode(text, pos)
+            except RecursionError:
+                # Deeper than the interpreter lets the json module go: read it without recursion.
+                obj, new = _raw_decode_iteratively(text, pos)
+        except json.JSONDecodeError as e:
+            raise JSONFormatError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        yield pos, obj
+        pos = ws.match(text, new).end()  # type: ignore[union-attr]
 
 
 def loads_json_documents(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> list[Any]:
@@ -902,8 +1022,7 @@ def loads_json_documents(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPT
             text = bytes(text).decode("utf-8-sig")
         except UnicodeDecodeError as e:
             raise JSONFormatError(f"JSON text is not UTF-8 (byte {e.start})") from None
-    with _recursion_room(2 * max_depth + 50):
-        docs = list(_parse_documents(text))
+    docs = list(_parse_documents(text))
     if not docs:
         raise JSONFormatError("no JSON value in the text")
     return [from_json(obj, max_depth=max_depth) for _, obj in docs]

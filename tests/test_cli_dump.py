@@ -292,3 +292,101 @@ def test_python_m_works_too() -> None:
     p = subprocess.run([sys.executable, "-m", "godot_formats", "load", "-", "--hex"], input=b'"i:1"',
                        capture_output=True, timeout=120)
     assert p.stdout.decode().strip() == "0200000001000000"
+
+
+# -- hostile input (issue 13): a bug is one line naming the file; no write replaces what is not a file ----------
+
+
+@pytest.mark.parametrize("command, stage", [("dump", "read_values"), ("explain", "resolve_input")])
+def test_a_bug_is_one_line_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str], command: str, stage: str) -> None:
+    import importlib
+
+    from godot_formats import tool
+
+    module = importlib.import_module(f"godot_formats.commands.{command}")
+
+    def recurse(*args: Any) -> Any:  # a real RecursionError, as a deeply nested key once raised
+        return recurse(*args) + 1
+
+    monkeypatch.setattr(module, stage, recurse)
+    path = engine_file(tmp_path, "godot4", "dict_nested")
+    assert tool.main([command, str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"godot-formats {command}: {path}: internal error (RecursionError: maximum recursion depth")
+    assert err.endswith("; please report it\n")
+
+
+def test_load_never_replaces_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    value = tmp_path / "v.json"
+    value.write_text('"i:1"')
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target in (fifo, tmp_path):  # a FIFO (/dev/null is the same case, for root), a folder
+        err = one_error_line(run("load", str(value), "-o", str(target)), "load")
+        assert err == f"godot-formats load: not a regular file; refusing to replace it: {target}\n"
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    # Through a symlink: the target is replaced, the link kept; the temporary file is recognisably ours.
+    real = tmp_path / "real.bin"
+    real.write_bytes(b"old")
+    (tmp_path / "link.bin").symlink_to(real)
+    assert run("load", str(value), "-o", str(tmp_path / "link.bin")).returncode == 0
+    assert (tmp_path / "link.bin").is_symlink() and real.read_bytes() == gf.dumps(1, "godot4")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bin", "pipe", "real.bin", "v.json"]
+
+
+# -- output amplification (issue 13, finding 5): output bounded by the input, any depth -----------------------
+
+
+class TestOutputBoundedByInput:
+    """dump --json / --tree and explain print at most a constant times the input's bytes, at any depth.
+
+    The bounds are the worst ratios benchmarks/amplification.py measured (docs/cli.md), rounded up.
+    """
+
+    BOUNDS = {("dump", "--json"): 20, ("dump", "--json", "--compact"): 7, ("dump", "--tree"): 25,
+              ("dump", "--tree", "--max-elements", "0"): 25, ("explain",): 48}
+
+    @staticmethod
+    def shapes() -> dict[str, bytes]:
+        def u(x: int) -> bytes:
+            return x.to_bytes(4, "little")
+
+        def chain(depth: int) -> bytes:
+            return (u(28) + u(1)) * depth
+
+        return {
+            "arrays_1025_deep": chain(1024) + u(0),
+            "dictionary_keys_1025_deep": (u(27) + u(1)) * 1024 + u(0) * 1025,
+            "nils_at_the_cap": chain(31) + u(28) + u(2000) + u(0) * 2000,
+            "nils_past_the_cap": chain(1000) + u(28) + u(2000) + u(0) * 2000,
+            "floats_at_the_cap": chain(31) + u(32) + u(1000) + bytes.fromhex("ffff7f80") * 1000,
+            "one_char_strings_past_the_cap": chain(1000) + u(34) + u(500) + (u(2) + b"a\0\0\0") * 500,
+        }
+
+    @pytest.mark.parametrize("shape", ["arrays_1025_deep", "dictionary_keys_1025_deep", "nils_at_the_cap",
+                                       "nils_past_the_cap", "floats_at_the_cap", "one_char_strings_past_the_cap"])
+    def test_every_view(self, tmp_path: Path, shape: str) -> None:
+        data = self.shapes()[shape]
+        path = tmp_path / f"{shape}.bin"
+        path.write_bytes(data)
+        for args, bound in self.BOUNDS.items():
+            p = run(*args[:1], str(path), "--dialect", "godot4", *args[1:])
+            assert p.returncode == 0 and p.stderr == b"", (args, p.stderr[-300:])
+            assert len(p.stdout) <= bound * len(data), (args, len(p.stdout) / len(data))
+            if args[1:2] == ("--json",):  # still lossless
+                back = run("load", "-", "--hex", stdin=p.stdout)
+                assert back.returncode == 0 and bytes.fromhex(back.stdout.decode()) == data
+
+    def test_tree_of_deep_dictionary_keys(self, tmp_path: Path) -> None:
+        # The tree once asked whether each key had children by listing them: recursion on the keys.
+        path = tmp_path / "keys.bin"
+        path.write_bytes(self.shapes()["dictionary_keys_1025_deep"])
+        lines = run("dump", str(path), "--tree", "--dialect", "godot4").stdout.decode().splitlines()
+        assert lines[:3] == ["Dictionary, 1 entry", "  key 0: Dictionary, 1 entry", "    key 0: Dictionary, 1 entry"]
+        assert lines[33] == "  " * 32 + "(depth 33) key 0: Dictionary, 1 entry"
+        assert "  " * 32 + "(depth 1024) null: null" in lines and lines[-1] == "  value 0: null"

@@ -9,6 +9,7 @@ input: it lists a complete value exactly when the decoder reads one.
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 import godot_formats as gf
 from godot_formats import types as t
-from godot_formats.explain import Field, explain, explain_fields
+from godot_formats.explain import MAX_INDENT_DEPTH, Field, explain, explain_fields
 
 CASES = {engine: {c["name"]: c for c in engine_cases(engine)} for engine in ("godot3", "godot4")}
 
@@ -271,3 +272,57 @@ def test_mutated_engine_blobs_never_raise(index: int, at: int, byte: int, cut: b
         else:
             data[i] = byte
     _check_agrees_with_decoder(bytes(data), dialect, objects)
+
+
+# -- output bounded by the input, any depth (issue 13, finding 5) -----------------------------------------
+
+def _u32(x: int) -> bytes:
+    return struct.pack("<I", x)
+
+
+def _chain(depth: int) -> bytes:
+    return (_u32(28) + _u32(1)) * depth
+
+
+#: The worst shapes of benchmarks/amplification.py, small (Godot 4 bytes).
+HOSTILE = {
+    "deep_1025": _chain(1024) + _u32(0),
+    "nils_at_the_cap": _chain(31) + _u32(28) + _u32(1000) + _u32(0) * 1000,
+    "nils_past_the_cap": _chain(1000) + _u32(28) + _u32(1000) + _u32(0) * 1000,
+    "one_char_strings_at_the_cap": _chain(31) + _u32(34) + _u32(500) + (_u32(1) + b"a\0\0\0") * 500,
+    "one_char_strings_past_the_cap": _chain(1000) + _u32(34) + _u32(500) + (_u32(1) + b"a\0\0\0") * 500,
+    "empty_names_at_the_cap": _chain(31) + _u32(22) + _u32(0x80000000 | 1000) + _u32(0) * 2 + _u32(0) * 1000,
+}
+#: Output bytes per input byte, measured by benchmarks/amplification.py (docs/cli.md): 45.1.
+EXPLAIN_BOUND = 48
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_output_is_bounded_by_the_input(name: str) -> None:
+    data = HOSTILE[name]
+    text = explain(data, max_elements=None)
+    assert len(text.encode("utf-8")) <= EXPLAIN_BOUND * len(data), len(text) / len(data)
+    assert text.splitlines()[-1].split()[1:3] == ["end:", "the"]
+    fields = list(explain_fields(data))
+    deepest = max(f.depth for f in fields)
+    assert deepest == {"deep_1025": 1024}.get(name, deepest)  # Field.depth stays exact (the Nil is at 1024)
+    for line in text.splitlines()[1:]:
+        meaning = line[29:]  # after "offset  bytes (19 columns)  "
+        assert len(meaning) - len(meaning.lstrip(" ")) <= 2 * MAX_INDENT_DEPTH
+
+
+def test_indentation_stops_at_the_cap_and_deeper_lines_say_their_depth() -> None:
+    shallow = explain(_chain(32) + _u32(0)).splitlines()
+    assert shallow[-4].endswith(" " * 62 + "[0] Array (type 28)")  # depth 31: as it always was
+    assert shallow[-2].endswith(" " * 64 + "[0] Nil (type 0)")  # depth 32, the last indented level
+    deep = explain(_chain(34) + _u32(0)).splitlines()
+    assert deep[-4].endswith(" " * 64 + "(depth 33) [0] Array (type 28)")
+    assert deep[-3].endswith(" " * 64 + "(depth 34) count: 1")
+    assert deep[-2].endswith(" " * 64 + "(depth 34) [0] Nil (type 0)")
+
+
+def test_end_bounds_the_value_without_a_copy() -> None:
+    data = _u32(4) + _u32(0) + _u32(99) + _u32(2) + _u32(7)  # String "" then junk, then an int
+    assert list(explain_fields(data, end=8)) == list(explain_fields(data[:8]))
+    assert list(explain_fields(data, offset=12, end=20))[-1].text == "end: the value is 8 bytes; no trailing bytes"
+    assert list(explain_fields(data, end=6))[-1].kind == "error"

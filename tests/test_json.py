@@ -9,6 +9,7 @@ the engine reading its own JSON back.  Regenerate it with ``python3 tests/test_j
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import struct
@@ -26,7 +27,10 @@ from strategies import values
 import godot_formats as gf
 from godot_formats import types as t
 from godot_formats.jsonform import (
+    MAX_INDENT_COLUMNS,
     JSONFormatError,
+    _one_line,  # writes JSON of any depth (compares deep forms: == on them would recurse)
+    _raw_decode_iteratively,  # reads JSON deeper than the json module goes
     dumps_json,
     from_json,
     loads_json,
@@ -352,6 +356,119 @@ def test_several_documents() -> None:
     assert loads_json_documents(text) == [1, {"a": [1]}, "x"]
     with pytest.raises(JSONFormatError, match="3 JSON documents"):
         loads_json(text)
+
+
+# -- output bounded by the input, any depth, no recursion (issue 13, finding 5) ---------------------------
+
+def _u32(x: int) -> bytes:
+    return struct.pack("<I", x)
+
+
+def _chain(depth: int) -> bytes:
+    """``depth`` nested one-item Arrays (Godot 4 bytes); what follows is the innermost item."""
+    return (_u32(28) + _u32(1)) * depth
+
+
+def _wide(depth: int, item: bytes, n: int) -> bytes:
+    return _chain(depth) + _u32(28) + _u32(n) + item * n
+
+
+_F32_LONG = struct.pack("<f", -1.1754942e-38)  # its shortest double text is 24 characters
+#: The worst shapes of benchmarks/amplification.py, small: (name, Godot 4 bytes).
+HOSTILE_SHAPES = [
+    ("deep_1025", _chain(1024) + _u32(0)),
+    ("deep_dict_keys_1025", (_u32(27) + _u32(1)) * 1024 + _u32(0) * 1025),
+    ("nils_at_the_indent_cap", _wide(31, _u32(0), 2000)),
+    ("nils_past_the_cap", _wide(1000, _u32(0), 2000)),
+    ("empty_dicts_at_the_cap", _wide(31, _u32(27) + _u32(0), 1000)),
+    ("typed_empty_dicts_at_the_cap", _wide(31, _u32(27 | 5 << 16) + _u32(2) * 2 + _u32(0), 500)),
+    ("floats_at_the_cap", _chain(15) + _u32(32) + _u32(2000) + _F32_LONG * 2000),
+    ("control_characters", _u32(4) + _u32(4000) + b"\x01" * 4000),
+    ("int_keyed_dict_at_the_cap", _chain(15) + _u32(27) + _u32(700)
+     + b"".join(_u32(2) + _u32(i) + _u32(0) for i in range(700))),
+]
+#: Output bytes per input byte, measured by benchmarks/amplification.py (docs/json.md): 17.5 and 6.0.
+JSON_PRETTY_BOUND = 20
+JSON_COMPACT_BOUND = 7
+
+
+@pytest.mark.parametrize("name, data", HOSTILE_SHAPES, ids=[n for n, _ in HOSTILE_SHAPES])
+def test_json_output_is_bounded_by_the_input_and_round_trips(name: str, data: bytes) -> None:
+    value = gf.loads(data)
+    assert gf.dumps(value) == data
+    for indent, bound in ((2, JSON_PRETTY_BOUND), (None, JSON_COMPACT_BOUND)):
+        text = dumps_json(value, indent)
+        assert len(text.encode("utf-8")) <= bound * len(data), (indent, len(text) / len(data))
+        assert gf.dumps(loads_json(text)) == data
+        parsed, end = _raw_decode_iteratively(text, 0)  # still plain JSON (== on it would recurse)
+        assert end == len(text) and _one_line(parsed, ",", ":") == dumps_json(value, None)
+    assert gf.dumps(from_json(to_json(value))) == data
+    indents = [len(line) - len(line.lstrip(" ")) for line in dumps_json(value).splitlines()]
+    assert max(indents) <= MAX_INDENT_COLUMNS
+
+
+def test_layout_is_unchanged_above_the_indent_cap_and_one_line_below() -> None:
+    wide = [f"item number {i}" for i in range(12)]  # too long for one line
+    shallow: Any = wide
+    for _ in range(31):
+        shallow = [shallow]
+    lines = dumps_json(shallow).splitlines()
+    assert lines[31] == " " * 62 + "["  # the innermost list still opens its own lines...
+    assert lines[32] == " " * 64 + '"s:item number 0",'  # ...one item each, at 64 columns
+    deeper = [shallow]
+    lines = dumps_json(deeper).splitlines()
+    assert lines[32] == " " * 64 + "[" + ", ".join(f'"s:{s}"' for s in wide) + "]"  # one line, however long
+    assert len(lines) == 65
+    assert loads_json("\n".join(lines)) == deeper
+
+
+def test_deep_values_need_no_recursion() -> None:
+    deep_list = gf.loads(HOSTILE_SHAPES[0][1])
+    deep_keys = gf.loads(HOSTILE_SHAPES[1][1])
+    deep_dict: Any = None
+    for _ in range(1024):
+        deep_dict = {"k": deep_dict}
+    texts = [dumps_json(v, indent) for v in (deep_list, deep_keys, deep_dict) for indent in (2, None)]
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 120)  # far below the 2050 JSON levels of deep_dict
+    try:
+        again = [dumps_json(v, indent) for v in (deep_list, deep_keys, deep_dict) for indent in (2, None)]
+        back = [loads_json(text) for text in texts]
+        objs = [to_json(v) for v in (deep_list, deep_keys, deep_dict)]
+        values = [from_json(obj) for obj in objs]
+    finally:
+        sys.setrecursionlimit(old)
+    assert again == texts
+    for v, b in zip([deep_list, deep_list, deep_keys, deep_keys, deep_dict, deep_dict], back):
+        assert gf.dumps(b) == gf.dumps(v)
+    assert [gf.dumps(v) for v in values] == [gf.dumps(deep_list), gf.dumps(deep_keys), gf.dumps(deep_dict)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(obj=st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                        | st.text(),
+                        lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=3), c, max_size=4),
+                        max_leaves=25),
+       cut=st.integers(0, 300), junk=st.text(alphabet='[]{},:"\\ 0-1.eEtrufalsn', max_size=4))
+def test_the_iterative_json_reader_reads_as_the_json_module_does(obj: Any, cut: int, junk: str) -> None:
+    text = json.dumps(obj, allow_nan=False)
+    for doc in (text, text[:cut] + junk + text[cut:]):
+        try:
+            expected: Any = json.JSONDecoder().raw_decode(doc)
+        except json.JSONDecodeError as e:
+            expected = (e.msg, e.pos)
+        try:
+            got: Any = _raw_decode_iteratively(doc, 0)
+        except json.JSONDecodeError as e:
+            got = (e.msg, e.pos)
+        assert got == expected
+
+
+def test_huge_integers_are_our_error() -> None:
+    for text in ('"i:' + "1" * 5000 + '"', "1" * 5000, '{"type": "RID", "id": ' + "9" * 5000 + "}"):
+        with pytest.raises(JSONFormatError):
+            loads_json(text)
+
 
 
 # -- bad JSON raises JSONFormatError (a ValueError), naming where ------------------------------------------

@@ -9,14 +9,15 @@ whether the file holds ``store_var`` records with their u32 length prefix.
 from __future__ import annotations
 
 import argparse
+import reprlib
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import attrs
 
-from .. import decode
 from .. import types as t
+from ..codec import decoder_for
 from ..dialects import Dialect, get_dialect
 from ..errors import DecodeError, EncodeError, GodotFormatsError
 from ..tool import add_dialect_option, read_input
@@ -90,9 +91,10 @@ def _store_var_records(data: bytes) -> list[Record] | None:
 
 
 def _reads_completely(data: bytes, records: list[Record], dialect: Dialect, allow_objects: bool) -> bool:
+    decoder = decoder_for(dialect, allow_objects)  # one for all the records: building one builds its tables
     for r in records:
         try:
-            if decode(data[:r.end], dialect, offset=r.start, allow_objects=allow_objects)[1] != r.end:
+            if decoder.decode(data, r.start, r.end)[1] != r.end:
                 return False
         except GodotFormatsError:
             return False
@@ -138,9 +140,10 @@ def resolve_input(data: bytes, dialect: str, framing: str, allow_objects: bool =
 def read_values(source: Input, allow_objects: bool) -> list[Any]:
     """The value of every record; trailing bytes inside a record are ignored, as the engine does."""
     values = []
+    decoder = decoder_for(source.dialect, allow_objects)
     for r in source.records:
         try:
-            value, end = decode(source.data[:r.end], source.dialect, offset=r.start, allow_objects=allow_objects)
+            value, end = decoder.decode(source.data, r.start, r.end)  # ``end``: no copy of the file per record
         except DecodeError as e:
             if not allow_objects and "allow_objects" in e.reason:
                 raise DecodeError(e.offset, "a full Object: add --allow-objects to decode it "
@@ -205,11 +208,17 @@ def describe(value: Any, d: Dialect) -> str:
         return f"Signal({_quoted(value.name)}, object #{value.object_id})"
     if isinstance(value, t.Callable):
         return "Callable()"
-    return repr(value)
+    return reprlib.repr(value)  # not a Variant (the API takes any value): bounded, whatever it holds
 
 
 _PACKED_NAMES = {cls: name for cls, name in t.GODOT_TYPE_NAMES.items()
                  if name.startswith("Packed") and cls is not memoryview}
+
+
+def _has_children(value: Any) -> bool:
+    """Whether :func:`_children` gives ``value`` its own lines (without building them)."""
+    return type(value) in _PACKED_NAMES or isinstance(value, (t.Object, dict, t.Dictionary)) or (
+        isinstance(value, (list, tuple)) and not isinstance(value, t.Components))
 
 
 def _children(value: Any, d: Dialect, max_elements: int | None) -> tuple[str, list[tuple[str, Any]]] | None:
@@ -223,8 +232,8 @@ def _children(value: Any, d: Dialect, max_elements: int | None) -> tuple[str, li
         shown = n if max_elements is None else min(n, max_elements)
         name = d.native_name(packed)
         if packed == "PackedByteArray":
-            rows = [(f"[{i}]", _Raw(bytes(value[i:i + 16]).hex(" "))) for i in range(0, n, 16)]
-            rows = rows if max_elements is None else rows[:max_elements]
+            stop = n if max_elements is None else min(n, 16 * max_elements)
+            rows = [(f"[{i}]", _Raw(bytes(value[i:i + 16]).hex(" "))) for i in range(0, stop, 16)]
             more = n - min(n, 16 * len(rows))
             return f"{name}, {plural(n, 'byte')}", rows + ([("", _Raw(f"… {more} more bytes"))] if more else [])
         items = [(f"[{i}]", _Raw(describe(value[i], d) if not isinstance(value[i], (int, float))
@@ -244,7 +253,7 @@ def _children(value: Any, d: Dialect, max_elements: int | None) -> tuple[str, li
         for i, (k, v) in enumerate(value.items()):
             if type(k) is str:
                 entries.append((_quoted(k) + ":", v))
-            elif _children(k, d, 0) is None:
+            elif not _has_children(k):
                 entries.append((describe(k, d) + ":", v))
             else:
                 entries.append((f"key {i}:", k))
@@ -264,14 +273,33 @@ class _Raw(str):
     __slots__ = ()
 
 
+#: Nesting levels that indent a line of the tree; deeper lines keep that
+#: indentation and say their depth instead (``(depth 40) [0] null``), so a line
+#: carries at most 32 indents whatever the nesting and the tree stays within a
+#: constant factor of the input's size (docs/cli.md).
+MAX_INDENT_DEPTH = 32
+
+
+def indentation(depth: int, indent: str = "  ") -> str:
+    """The indentation of a line at ``depth``: ``indent`` per level up to :data:`MAX_INDENT_DEPTH`."""
+    if depth <= MAX_INDENT_DEPTH:
+        return indent * depth
+    return indent * MAX_INDENT_DEPTH + f"(depth {depth}) "
+
+
 def tree_lines(value: Any, dialect: str | Dialect = "godot4", *, max_elements: int | None = 16,
                indent: str = "  ") -> Iterator[str]:
-    """An indented tree of ``value``: one line per value, its type and, for leaves, its value."""
+    """An indented tree of ``value``: one line per value, its type and, for leaves, its value.
+
+    Lines are indented by depth up to :data:`MAX_INDENT_DEPTH` levels; deeper
+    lines start with ``(depth N)`` at that indentation.  Any nesting is walked
+    without recursion.
+    """
     d = get_dialect(dialect)
     todo: list[tuple[str, Any, int]] = [("", value, 0)]
     while todo:
         label, node, depth = todo.pop()
-        prefix = indent * depth + (label + " " if label else "")
+        prefix = indentation(depth, indent) + (label + " " if label else "")
         if isinstance(node, _Raw):
             yield prefix + node
             continue
@@ -310,20 +338,25 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(func=run, form="text")
 
 
-def render(values: list[Any], d: Dialect, args: argparse.Namespace) -> str:
-    """The output of ``dump`` for the decoded values (one per record)."""
+def render_lines(values: list[Any], d: Dialect, args: argparse.Namespace) -> Iterator[str]:
+    """The output of ``dump`` for the decoded values (one per record), a line or a document at a time.
+
+    Text is all made before the first piece is given, so a value the text form
+    cannot hold fails before anything is printed.
+    """
     if args.form == "json":
         from ..jsonform import dumps_json
 
-        return "\n".join(dumps_json(v, None if args.compact else 2, packed_base64=args.base64) for v in values)
+        for v in values:
+            yield dumps_json(v, None if args.compact else 2, packed_base64=args.base64)
+        return
     if args.form == "tree":
         limit = args.max_elements or None
-        lines: list[str] = []
         for i, v in enumerate(values):
             if len(values) > 1:
-                lines.append(f"record {i}:")
-            lines.extend(tree_lines(v, d, max_elements=limit, indent="  "))
-        return "\n".join(lines)
+                yield f"record {i}:"
+            yield from tree_lines(v, d, max_elements=limit, indent="  ")
+        return
     from ..text import to_text
 
     texts = []
@@ -332,17 +365,22 @@ def render(values: list[Any], d: Dialect, args: argparse.Namespace) -> str:
             texts.append(to_text(v, d).rstrip("\n"))
         except EncodeError as e:
             raise EncodeError(f"{e} (use --json or --tree)") from None
-    return "\n".join(texts)
+    yield from texts
+
+
+def render(values: list[Any], d: Dialect, args: argparse.Namespace) -> str:
+    """The output of ``dump`` for the decoded values (one per record)."""
+    return "\n".join(render_lines(values, d, args))
 
 
 def run(args: argparse.Namespace) -> int:
     data = read_input(args.file)
     source = resolve_input(data, args.dialect, args.framing, args.allow_objects)
     values = read_values(source, args.allow_objects)
-    out = render(values, source.dialect, args)
-    sys.stdout.write(out + "\n")
+    # Written as it is made: the tree of a large file is never held whole.
+    sys.stdout.writelines(piece + "\n" for piece in render_lines(values, source.dialect, args))
     return 0
 
 
 __all__ = ["add_parser", "add_input_options", "resolve_input", "read_values", "Input", "Record", "tree_lines",
-           "describe", "render", "run", "FRAMINGS"]
+           "describe", "render", "render_lines", "run", "FRAMINGS", "MAX_INDENT_DEPTH"]

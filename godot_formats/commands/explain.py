@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import struct
 import sys
+from collections.abc import Iterator
 from typing import Any
 
-from ..explain import Field, explain_fields, format_fields
+from ..explain import Field, explain_fields, format_lines
 from ..tool import EXIT_BAD_INPUT, read_input
 from .dump import add_input_options, resolve_input
 
@@ -53,21 +54,26 @@ def run(args: argparse.Namespace) -> int:
     source = resolve_input(data, args.dialect, framing, args.allow_objects)
     d = source.dialect
     print(f"# {d.name}: {d.description} [{source.note}]")
-    fields: list[Field] = []
-    for i, record in enumerate(source.records):
-        if record.prefixed:
-            length = struct.unpack_from("<I", data, record.start - 4)[0]
-            fields.append(Field(record.start - 4, 4, 0, "prefix", f"store_var record {i}: length prefix {length}"))
-        start = args.offset if args.offset is not None else record.start
-        if start < 0:
-            start += len(data)
-        view = data[:record.end]
-        fields.extend(explain_fields(view, d, offset=start, allow_objects=args.allow_objects,
-                                     max_elements=args.max_elements or None))
-        if fields[-1].kind == "error":
-            break
-    sys.stdout.write(format_fields(fields, data) + "\n")
-    errors = [f for f in fields if f.kind == "error"]
+    errors: list[Field] = []
+
+    def fields() -> Iterator[Field]:
+        for i, record in enumerate(source.records):
+            if record.prefixed:
+                length = struct.unpack_from("<I", data, record.start - 4)[0]
+                yield Field(record.start - 4, 4, 0, "prefix", f"store_var record {i}: length prefix {length}")
+            start = args.offset if args.offset is not None else record.start
+            if start < 0:
+                start += len(data)
+            for f in explain_fields(data, d, offset=start, end=record.end, allow_objects=args.allow_objects,
+                                    max_elements=args.max_elements or None):
+                if f.kind == "error":
+                    errors.append(f)
+                yield f
+            if errors:
+                break
+
+    # Written as it is made: the listing of a large file is never held whole.
+    sys.stdout.writelines(line + "\n" for line in format_lines(fields(), data))
     if errors:
         hint = " (add --allow-objects to list it)" if "allow_objects" in errors[0].text else ""
         print(f"godot-formats explain: {errors[0].text[len('error: '):]}{hint}", file=sys.stderr)
