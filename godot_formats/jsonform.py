@@ -52,6 +52,7 @@ from . import types as t
 from .codec import DEFAULT_MAX_DEPTH
 from .dialects import I32, MATH_TYPES, TYPE_NAMES
 from .errors import EncodeError, GodotFormatsError
+from .keys import Memo, python_keys_agree
 
 __all__ = ["to_json", "from_json", "dumps_json", "loads_json", "loads_json_documents", "JSONFormatError"]
 
@@ -554,10 +555,16 @@ def _leaf_from_dict(type_name: str, obj: dict[str, Any], path: str) -> Any:
     raise JSONFormatError(f"unknown type {type_name!r} (an Object needs \"props\")", path)
 
 
-def _build_dictionary(key_type: Any, value_type: Any, typed: bool, pairs: list[Any]) -> Any:
-    """A dict when it holds the entries exactly, else a Dictionary (the decoder's rule)."""
+def _build_dictionary(key_type: Any, value_type: Any, typed: bool, pairs: list[Any], memo: Memo) -> Any:
+    """A dict when it holds the entries exactly, else a Dictionary (the decoder's rule).
+
+    ``memo`` carries the identities of the containers already used as keys in this
+    reading, so keys nested in keys cost their size once (see :mod:`godot_formats.keys`).
+    """
     if typed:
-        return t.TypedDictionary(key_type, value_type, zip(pairs[0::2], pairs[1::2]))
+        typed_dict = t.TypedDictionary(key_type, value_type)
+        typed_dict._fill(zip(pairs[0::2], pairs[1::2]), memo)
+        return typed_dict
     out: dict[Any, Any] = {}
     for i in range(0, len(pairs), 2):
         try:
@@ -567,9 +574,15 @@ def _build_dictionary(key_type: Any, value_type: Any, typed: bool, pairs: list[A
                 continue
         except TypeError:  # an unhashable key such as an Array
             pass
-        # Python cannot hash the key, or merged two keys Godot keeps apart (1, 1.0, true).
-        return t.Dictionary(zip(pairs[0::2], pairs[1::2]))
-    return out
+        break
+    else:
+        if python_keys_agree(out):
+            return out
+    # Python cannot hash a key, merged two keys Godot keeps apart (1, 1.0, true), or
+    # kept apart two NaNs that Godot merges.
+    result = t.Dictionary()
+    result._fill(zip(pairs[0::2], pairs[1::2]), memo)
+    return result
 
 
 class _Frame:
@@ -593,14 +606,14 @@ class _Frame:
             return f"{self.path}.props[{i}]"
         return f"{self.path}.args[{i}]"
 
-    def finish(self) -> Any:
+    def finish(self, memo: Memo) -> Any:
         if self.kind == "list":
             return self.items
         if self.kind == "Array":
             return t.TypedArray(self.info, self.items)
         if self.kind == "Dictionary":
             key_type, value_type, typed = self.info
-            return _build_dictionary(key_type, value_type, typed, self.items)
+            return _build_dictionary(key_type, value_type, typed, self.items, memo)
         props = dict(zip(self.items[0::2], self.items[1::2]))
         return t.Object(self.info, props)
 
@@ -661,6 +674,7 @@ def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     if frame is None:
         return _leaf_from_json(obj, "$")
     stack = [frame]
+    memo: Memo = {}
     while True:
         frame = stack[-1]
         children = frame.children
@@ -682,7 +696,7 @@ def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
             frame.items.append(_leaf_from_json(child, path))
             frame.index += 1
         else:
-            value = stack.pop().finish()
+            value = stack.pop().finish(memo)
             if not stack:
                 return value
             parent = stack[-1]
