@@ -34,7 +34,7 @@ __all__ = [
     "Loss", "DEFAULT_DIALECT", "to_text", "from_text", "convert", "convert_value", "convert_with_report",
     "detect", "is_ambiguous", "Candidate", *types.__all__,
 ]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 DEFAULT_DIALECT = "godot4"
 
