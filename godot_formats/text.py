@@ -31,6 +31,7 @@ import re
 import struct
 from collections.abc import Callable as _Fn
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any, Union
 
 import attrs
@@ -318,7 +319,9 @@ class TextStyle:
     ``{\\n\\n}`` for an empty Dictionary; ``string_like_keys`` sorts String and
     StringName keys together (4.4+); ``max_recursion`` is where Godot 4 stops
     nesting and writes ``[]``, ``{}`` or ``null`` instead;
-    ``escape_resource_path`` C-escapes ``Resource("...")`` paths (4.5+).
+    ``escape_resource_path`` says the engine C-escapes ``Resource("...")`` paths (4.5+);
+    earlier engines wrote them raw, which only differs for a path holding ``\\`` or ``"``,
+    and those we escape in every version, since raw they would not read back.
     """
 
     name: str
@@ -389,91 +392,262 @@ def _vector_less(a: tuple[float, ...], b: tuple[float, ...], same: _Fn[[float, f
     return a[-1] < b[-1]
 
 
-class _Order:
-    """``Variant::operator<`` of one engine family: type id first, then ``OP_LESS``.
-
-    Types without ``OP_LESS`` compare as never-less, which makes such keys
-    ties; their final order is whatever the engine's introsort leaves, so the
-    sort below is a port of that introsort too.
-    """
-
-    def __init__(self, dialect: Dialect, style: TextStyle) -> None:
-        self.dialect = dialect
-        self.style = style
-        self.godot3 = style.major == 3
-
-    def type_index(self, value: Any) -> int:
-        type_id = self.dialect.type_id(type_name_of(value))
-        return -1 if type_id is None else type_id
-
-    def key_less(self, a: Any, b: Any) -> bool:
-        if self.style.string_like_keys and isinstance(a, str) and isinstance(b, str):
-            return str(a) < str(b)
-        return self.less(a, b)
-
-    def less(self, a: Any, b: Any) -> bool:
-        ta, tb = self.type_index(a), self.type_index(b)
-        if ta != tb:
-            return ta < tb
-        name = type_name_of(a)
-        if name in ("bool", "int", "float", "String", "StringName"):
-            return a < b  # type: ignore[no-any-return]
-        if name in ("Vector2", "Vector3", "Vector2i", "Vector3i", "Vector4", "Vector4i"):
-            same = _is_equal_approx_f32 if self.godot3 and name in ("Vector2", "Vector3") else _exact_equal
-            return _vector_less(tuple(a), tuple(b), same)
-        if name == "RID":
-            return a.id < b.id  # type: ignore[no-any-return]
-        if name == "Array":
-            return self._array_less_3(a, b) if self.godot3 else self._array_less_4(a, b)
-        if name.startswith("Packed"):  # Godot 4 has no OP_LESS for packed arrays
-            return self.godot3 and self._pool_less_3(list(_packed_items(a)), list(_packed_items(b)))
-        return False
-
-    def _array_less_4(self, a: Any, b: Any) -> bool:
-        for x, y in zip(a, b):
-            if self.less(x, y):
-                return True
-            if self.less(y, x):
-                return False
-        return len(a) < len(b)
-
-    def _array_less_3(self, a: Any, b: Any) -> bool:
-        # Godot 3's OP_LESS for Arrays, quirks included: true as soon as one element is not less.
-        if len(b) < len(a):
-            return False
-        return any(not self.less(x, y) for x, y in zip(a, b))
-
-    @staticmethod
-    def _pool_less_3(a: list[Any], b: list[Any]) -> bool:
-        # DEFAULT_OP_ARRAY_LT: shorter is less, else "less" when any element differs.
-        if len(a) < len(b):
-            return True
-        return any(i >= len(b) or x != b[i] for i, x in enumerate(a))
-
+# Kinds of sort keys: how two keys of the same type compare (Variant OP_LESS of that type).
+_PLAIN, _VEC, _VEC_APPROX, _POOL, _ARRAY, _NEVER = range(6)
+_PLAIN_TYPES = frozenset({"bool", "int", "float", "String", "StringName"})
+_VECTOR_TYPES = frozenset({"Vector2", "Vector3", "Vector2i", "Vector3i", "Vector4", "Vector4i"})
+_FLOAT_POOLS = frozenset({"PackedFloat32Array", "PackedFloat64Array", "PackedVector2Array", "PackedVector3Array",
+                          "PackedVector4Array", "PackedColorArray"})
+_END = object()
 
 #: Keys nested deeper than this are refused: comparing (and hashing) them recurses, in the
 #: engine as in Python, and a key that deep is a hostile input rather than data.
 MAX_KEY_DEPTH = 200
 
 
-def key_depth(value: Any) -> int:
-    """How deeply Arrays and Dictionaries nest inside a dictionary key (iteratively)."""
-    deepest = 0
-    stack = [(value, 0)]
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
-            stack.extend((x, depth + 1) for x in v)
-        elif isinstance(v, (dict, t.Dictionary)):
-            stack.extend((x, depth + 1) for kv in v.items() for x in kv)
-        elif isinstance(v, t.Object):
-            stack.extend((x, depth + 1) for x in v.properties.values())
+def _children(value: Any) -> Any:
+    """What a container holds (None for anything else): elements, keys and values, or properties."""
+    if isinstance(value, (list, tuple)) and not isinstance(value, t.Components):
+        return value
+    if isinstance(value, (dict, t.Dictionary)):
+        return chain.from_iterable(value.items())
+    if isinstance(value, t.Object):
+        return value.properties.values()
+    return None
+
+
+class _Order:
+    """``Variant::operator<`` of one engine family: type id first, then ``OP_LESS``.
+
+    Types without ``OP_LESS`` compare as never-less, which makes such keys
+    ties; their final order is whatever the engine's introsort leaves, so the
+    sort is a port of that introsort too.
+
+    Every key is turned once into a *sort key* ``(type id, kind, data)``
+    (:meth:`compile`, iterative and memoized per container, so a key nested
+    in a key is not walked again), and comparisons only look at those: a
+    packed array becomes a small int naming its contents, an Array the tuple
+    of its elements' sort keys.  Comparing two Arrays walks them with an
+    explicit stack, once: Godot 4 asks ``x < y`` and then ``y < x`` for each
+    pair of elements, which is exponential in the nesting depth; one
+    three-way comparison per pair gives the same answers.
+    """
+
+    def __init__(self, dialect: Dialect, style: TextStyle) -> None:
+        self.dialect = dialect
+        self.style = style
+        self.godot3 = style.major == 3
+        self.memo: dict[int, tuple[tuple[Any, ...], int]] = {}  # id(container) -> (sort key, height)
+        self.pools: dict[Any, int] = {}  # packed contents -> a number standing for them
+
+    def type_index(self, name: str) -> int:
+        type_id = self.dialect.type_id(name)
+        if type_id is None:
+            raise EncodeError(f"{self.dialect.name} has no {name} type")
+        return type_id
+
+    def leaf(self, value: Any) -> tuple[Any, ...]:
+        name = type_name_of(value)
+        tid = self.type_index(name)
+        if name in _PLAIN_TYPES:
+            return tid, _PLAIN, str(value) if isinstance(value, str) else value
+        if name in _VECTOR_TYPES:
+            approx = self.godot3 and name in ("Vector2", "Vector3")
+            return tid, _VEC_APPROX if approx else _VEC, tuple(value)
+        if name == "RID":
+            return tid, _PLAIN, value.id
+        if name.startswith("Packed") and self.godot3:  # Godot 4 has no OP_LESS for packed arrays
+            return tid, _POOL, self.pool_id(name, value)
+        return tid, _NEVER, None
+
+    def pool_id(self, name: str, value: Any) -> int:
+        """A number per distinct contents: Godot 3's pool ``<`` only asks whether two differ."""
+        content: Any
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            content = bytes(value)
+        elif name in _FLOAT_POOLS:
+            content = tuple(value.data)
+            if any(x != x for x in content):  # NaN differs from everything, itself included
+                self.pools[object()] = n = len(self.pools)
+                return n
         else:
-            continue
-        deepest = max(deepest, depth + 1)
-        if deepest > MAX_KEY_DEPTH:
-            break
-    return deepest
+            content = tuple(value)
+        return self.pools.setdefault((name, content), len(self.pools))
+
+    def compile(self, root: Any) -> tuple[tuple[Any, ...], int]:
+        """The sort key of ``root`` and its height (container levels), without recursion."""
+        memo = self.memo
+        stack: list[list[Any]] = []  # [container, children iterator, element sort keys or None, height]
+        value = root
+        while True:
+            kids = _children(value)
+            result: tuple[tuple[Any, ...], int] | None
+            if kids is None:
+                result = self.leaf(value), 0
+            else:
+                result = memo.get(id(value))
+                if result is None:
+                    if len(stack) >= MAX_KEY_DEPTH:
+                        raise EncodeError(f"a Dictionary key nests deeper than {MAX_KEY_DEPTH} levels")
+                    is_array = isinstance(value, (list, tuple))
+                    stack.append([value, iter(kids), [] if is_array else None, 0])
+            while True:  # hand results up until some container has a next child
+                if result is not None:
+                    if not stack:
+                        return result
+                    frame = stack[-1]
+                    if frame[2] is not None:
+                        frame[2].append(result[0])
+                    if result[1] > frame[3]:
+                        frame[3] = result[1]
+                frame = stack[-1]
+                value = next(frame[1], _END)
+                if value is not _END:
+                    break
+                stack.pop()
+                container, height = frame[0], frame[3] + 1
+                if height > MAX_KEY_DEPTH:
+                    raise EncodeError(f"a Dictionary key nests deeper than {MAX_KEY_DEPTH} levels")
+                tid = self.type_index(type_name_of(container))
+                key = (tid, _ARRAY, tuple(frame[2])) if frame[2] is not None else (tid, _NEVER, None)
+                result = memo[id(container)] = key, height
+
+    def less(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+        """``a < b`` for two sort keys."""
+        if a[0] != b[0]:
+            return a[0] < b[0]  # type: ignore[no-any-return]
+        kind = a[1]
+        if kind == _PLAIN:
+            return a[2] < b[2]  # type: ignore[no-any-return]
+        if kind == _ARRAY:
+            return self._array_less_3(a, b) if self.godot3 else self._array_cmp_4(a, b) < 0
+        if kind == _VEC:
+            return _vector_less(a[2], b[2], _exact_equal)
+        if kind == _VEC_APPROX:
+            return _vector_less(a[2], b[2], _is_equal_approx_f32)
+        if kind == _POOL:
+            # DEFAULT_OP_ARRAY_LT: shorter is less, else "less" when any element differs (the
+            # engine reads past the shorter one): in all, "less" exactly when the contents differ.
+            return a[2] != b[2]  # type: ignore[no-any-return]
+        return False
+
+    def _array_cmp_4(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+        """Godot 4 ``Array::operator<`` as a three-way comparison (-1, 0, 1).
+
+        The engine returns at the first pair with ``x < y`` (true) or ``y < x``
+        (false), else compares the sizes.
+        """
+        stack: list[tuple[tuple[Any, ...], tuple[Any, ...], int]] = []
+        while True:
+            if a[0] == b[0] and a[1] == _ARRAY:
+                stack.append((a[2], b[2], 0))
+            else:
+                r = -1 if self.less(a, b) else 1 if self.less(b, a) else 0
+                if r:
+                    return r
+            while stack:
+                xs, ys, i = stack[-1]
+                if i < len(xs) and i < len(ys):
+                    stack[-1] = (xs, ys, i + 1)
+                    a, b = xs[i], ys[i]
+                    break
+                stack.pop()
+                if len(xs) != len(ys):
+                    return -1 if len(xs) < len(ys) else 1
+            else:
+                return 0
+
+    def _array_less_3(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+        """Godot 3's OP_LESS for Arrays, quirks included: false when ``b`` is shorter, else
+        true as soon as one element is not less than its partner."""
+        stack: list[list[Any]] = []  # [elements of a, elements of b, index]
+        while True:
+            if a[0] == b[0] and a[1] == _ARRAY:
+                xs, ys = a[2], b[2]
+                if len(ys) < len(xs) or not xs:
+                    r = False
+                else:
+                    stack.append([xs, ys, 0])
+                    a, b = xs[0], ys[0]
+                    continue
+            else:
+                r = self.less(a, b)
+            while stack:
+                frame = stack[-1]
+                if not r:
+                    stack.pop()
+                    r = True
+                    continue
+                frame[2] += 1
+                if frame[2] < len(frame[0]):
+                    a, b = frame[0][frame[2]], frame[1][frame[2]]
+                    break
+                stack.pop()
+                r = False
+            else:
+                return r
+
+    def sort(self, pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        """The pairs of a Dictionary in the order the engine prints them."""
+        string_like = self.style.string_like_keys
+        entries = []
+        for pair in pairs:
+            key = self.compile(pair[0])[0]
+            entries.append((key, str(pair[0]) if string_like and isinstance(pair[0], str) else None, pair))
+        if self._total(entries):
+            # Distinct keys of a strict total order: every correct sort gives the one sorted order.
+            entries.sort(key=lambda e: (e[0][0], e[0][2]))
+        elif self._distinct_pools(entries):
+            entries = _all_less_order(entries)
+        else:
+            less = self.less
+
+            def entry_less(x: tuple[Any, Any, Any], y: tuple[Any, Any, Any]) -> bool:
+                if x[1] is not None and y[1] is not None:
+                    return x[1] < y[1]  # type: ignore[no-any-return]
+                return less(x[0], y[0])
+
+            _IntroSort(entry_less).sort(entries)
+        return [e[2] for e in entries]
+
+    @staticmethod
+    def _distinct_pools(entries: list[tuple[Any, Any, Any]]) -> bool:
+        """Whether the keys are Godot 3 pool arrays of one type with different contents: then
+        every key is "less" than every other one (see :meth:`less`)."""
+        if not entries or entries[0][0][1] != _POOL:
+            return False
+        tid = entries[0][0][0]
+        if any(key[0] != tid or key[1] != _POOL for key, _, _ in entries):
+            return False
+        return len({key[2] for key, _, _ in entries}) == len(entries)
+
+    def _total(self, entries: list[tuple[Any, Any, Any]]) -> bool:
+        """Whether the keys are distinct scalars that ``(type id, value)`` orders as the engine does."""
+        seen = set()
+        string_types = set()
+        for key, text, _ in entries:
+            if key[1] != _PLAIN or key[2] != key[2]:  # NaN is a tie with everything
+                return False
+            if text is not None:
+                string_types.add(key[0])
+            seen.add((key[0], key[2]))
+        # 4.4+ sorts String and StringName keys together, across the other types: not a total order.
+        return len(seen) == len(entries) and len(string_types) < 2
+
+
+def _all_less_order(items: list[Any]) -> list[Any]:
+    """What :class:`_IntroSort` leaves when every item is "less" than every other one.
+
+    Each pivot is the middle item and every partition stops at it, so the introsort moves
+    nothing; the final insertion sort then reverses the first 16 items and puts each later
+    one at index 1 (the unguarded insert stops there).  Doing those n*n/2 comparisons (as
+    the engine does) takes 17 s in Python for 10,000 keys; this takes none.
+    ``test_all_less_order_is_the_introsort`` checks it against the port.
+    """
+    n = len(items)
+    if n <= _IntroSort.THRESHOLD:
+        return items[::-1]
+    return [items[15]] + items[:15:-1] + items[14::-1]
 
 
 def _exact_equal(a: float, b: float) -> bool:
@@ -653,6 +827,54 @@ def _getter(path: str) -> _Fn[[Any], Any]:
 _MATH_GETTERS = {name: tuple(_getter(p) for p in fields) for name, fields in _MATH_FIELDS.items()}
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _class_name(name: Any) -> str:
+    """A class name as the text holds it: an identifier, or the text would read back differently.
+
+    The engines write ``obj->get_class()`` (always an identifier: ClassDB names are) and their
+    parsers read an identifier there, so a class name that is not one has no text form.
+    """
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        raise EncodeError(f"class name {name!r:.60} is not an identifier: Godot's text cannot hold it")
+    return name
+
+
+def _short(key: Any) -> str:
+    text = repr(key)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _step(parent: Any, child: Any) -> str:
+    """Where ``child`` sits in ``parent``: ``[2]``, ``['k']``, ``<key 'k'>`` or ``.prop``."""
+    if isinstance(parent, (dict, t.Dictionary)):
+        for k, v in parent.items():
+            if v is child:
+                return f"[{_short(k)}]"
+            if k is child:
+                return f"<key {_short(k)}>"
+    elif isinstance(parent, t.Object):
+        for k, v in parent.properties.items():
+            if v is child:
+                return f".{k}"
+    elif isinstance(parent, (list, tuple)):
+        for i, v in enumerate(parent):
+            if v is child:
+                return f"[{i}]"
+    return "[?]"
+
+
+def _path(containers: list[Any], current: Any) -> str:
+    """The path of ``current`` (or of the innermost container) from the writer's stack.
+
+    ``containers[0]`` is a placeholder for the root's parent.  Only used for an error, so
+    searching each container for the next one (linear in their sizes) is fine.
+    """
+    chain_ = containers[1:] + ([current] if current is not _END else [])
+    return "".join(_step(parent, child) for parent, child in zip(chain_, chain_[1:]))
+
+
 class _Writer:
     """Writes one value as text, without recursion (any nesting depth is fine).
 
@@ -670,19 +892,41 @@ class _Writer:
     def write(self, root: Any) -> str:
         out: list[str] = []
         stack: list[Iterator[Any]] = [iter(((root, 0),))]
-        while stack:
-            for item in stack[-1]:
-                if type(item) is str:
-                    out.append(item)
-                    continue
-                piece = self.piece(*item)
-                if isinstance(piece, str):
-                    out.append(piece)
-                else:
+        containers: list[Any] = [None]  # the value each generator on the stack writes
+        open_ids: set[int] = set()  # their ids: meeting one again is a value that contains itself
+        current: Any = _END  # the value being started, for the path of an error
+        try:
+            while stack:
+                for item in stack[-1]:
+                    if type(item) is str:
+                        out.append(item)
+                        continue
+                    current = item[0]
+                    piece = self.piece(*item)
+                    if isinstance(piece, str):
+                        out.append(piece)
+                        continue
+                    if id(current) in open_ids:
+                        outer = next(i for i, c in enumerate(containers) if c is current)
+                        raise EncodeError("a container that contains itself: its text would never end "
+                                          f"(it is {_path(containers[:outer + 1], _END) or 'the root'})")
+                    open_ids.add(id(current))
+                    containers.append(current)
                     stack.append(piece)
+                    current = _END
                     break
-            else:
-                stack.pop()
+                else:
+                    stack.pop()
+                    open_ids.discard(id(containers.pop()))
+                    current = _END
+        except EncodeError as e:
+            if e.path:
+                raise
+            raise EncodeError(e.reason, _path(containers, current)) from None
+        except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as e:
+            # A value of the model built with something it cannot hold (no engine type would).
+            raise EncodeError(f"cannot write {type(current).__name__ if current is not _END else 'this value'} "
+                              f"as text ({type(e).__name__}: {e})", _path(containers, current)) from e
         return "".join(out)
 
     def name(self, godot4_name: str) -> str:
@@ -728,6 +972,8 @@ class _Writer:
         self.name("RID")
         if self.style.major == 3:
             return ""  # Godot 3's VariantWriter has no case for RID: it writes nothing
+        if not 0 <= value.id <= MASK64:
+            raise EncodeError(f"RID id {value.id} is not a 64-bit unsigned int")
         return f"RID({_wrap(value.id, 64)})" if value.id else "RID()"  # itos() of the uint64 id
 
     def w_Callable(self, value: t.Callable, depth: int) -> str:
@@ -741,8 +987,13 @@ class _Writer:
     # -- math and packed types
 
     def math(self, kind: str, value: Any) -> str:
-        fmt = str if kind in _INT_MATH else self.style.real
-        parts = ", ".join(fmt(g(value)) for g in _MATH_GETTERS[kind])
+        numbers = [g(value) for g in _MATH_GETTERS[kind]]
+        if kind in _INT_MATH:
+            if not all(-0x80000000 <= n <= 0x7FFFFFFF for n in numbers):
+                raise EncodeError(f"{kind} component out of range: {value!r:.80}")
+            parts = ", ".join(map(str, numbers))
+        else:
+            parts = ", ".join(map(self.style.real, numbers))
         return self.name(kind) + self.open + parts + self.close
 
     def packed(self, kind: str, value: Any) -> str:
@@ -756,6 +1007,9 @@ class _Writer:
 
     def w_PackedStringArray(self, value: t.PackedStringArray, depth: int) -> str:
         major = self.style.major
+        for s in value:
+            if not isinstance(s, str):
+                raise EncodeError(f"PackedStringArray holds a {type(s).__name__}, not a String")
         body = ", ".join('"' + c_escape(s, major) + '"' for s in value)
         return self.name("PackedStringArray") + self.open + body + self.close
 
@@ -765,11 +1019,20 @@ class _Writer:
         if ct is None:
             return "Variant"
         if ct.script is not None:
-            path = c_escape_multiline(ct.script) if self.style.escape_resource_path else ct.script
-            return f'Resource("{path}")'
+            return self.resource(ct.script)
         if ct.class_name is not None:
-            return ct.class_name
-        return ct.builtin
+            return _class_name(ct.class_name)
+        if ct.builtin not in _BUILTIN_TYPES or not self.dialect.has(ct.builtin):
+            raise EncodeError(f"{self.dialect.name} has no {ct.builtin} type")
+        return ct.builtin  # type: ignore[no-any-return]
+
+    def resource(self, path: Any) -> str:
+        """``Resource("path")``.  Godot 4.5+ C-escapes the path; earlier engines wrote it raw, which
+        differs only for a path holding a backslash or a quote, and there the raw text would not
+        read back (or would read as more than a path), so it is escaped for every version."""
+        if not isinstance(path, str):
+            raise EncodeError(f"a script path must be a str, not {type(path).__name__}")
+        return 'Resource("' + c_escape_multiline(path) + '")'
 
     def truncated(self, depth: int) -> bool:
         limit = self.style.max_recursion
@@ -833,36 +1096,35 @@ class _Writer:
             yield ")"
 
     def sorted_pairs(self, pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-        for k, _ in pairs:
-            if key_depth(k) > MAX_KEY_DEPTH:
-                raise EncodeError(f"a Dictionary key nests deeper than {MAX_KEY_DEPTH} levels")
-        order = self.order
-
-        def less(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
-            return order.key_less(a[0], b[0])
-
-        _IntroSort(less).sort(pairs)
-        return pairs
+        return self.order.sort(pairs)
 
     def w_Object(self, value: Any, depth: int) -> str | _Pieces:
         if self.style.max_recursion is not None and depth > self.style.max_recursion:
             return "null"
         if isinstance(value, t.EncodedObjectAsID):
+            if not 0 <= value.object_id <= MASK64:
+                raise EncodeError(f"object id {value.object_id} is not a 64-bit unsigned int")
             # What the engine prints for the EncodedObjectAsID it decodes an instance id into.
             # ObjectID is a uint64; as an int Variant it prints as the int64 it wraps to.
             value = t.Object("EncodedObjectAsID", {"object_id": _wrap(value.object_id, 64), "script": None})
-        return self.object_pieces(value, depth + 1)
+        class_name = _class_name(value.class_name)
+        for name in value.properties:
+            if not isinstance(name, str):
+                raise EncodeError(f"Object property names are strings, not {type(name).__name__} ({name!r:.40})")
+        return self.object_pieces(class_name, value, depth + 1)
 
-    def object_pieces(self, value: t.Object, depth: int) -> _Pieces:
-        yield "Object(" + value.class_name + ","
+    def object_pieces(self, class_name: str, value: t.Object, depth: int) -> _Pieces:
+        # The engine writes the class name and the property names as they are: a class name is an
+        # identifier (_class_name refuses anything else), and a property name gets its backslashes
+        # and quotes escaped, which changes nothing for any name the engine's text can read back.
+        yield "Object(" + class_name + ","
         for i, (name, prop) in enumerate(value.properties.items()):
             if i:
                 yield ","
-            yield '"' + name + '":'
+            yield '"' + c_escape_multiline(name) + '":'
             if name == "script" and isinstance(prop, str) and self.style.major == 4:
                 # Godot 4.3+ bytes carry the script as its path; the live object prints the Script.
-                path = c_escape_multiline(prop) if self.style.escape_resource_path else prop
-                yield f'Resource("{path}")'
+                yield self.resource(prop)
             else:
                 yield prop, depth
         yield ")\n"
@@ -963,7 +1225,14 @@ class _Scanner:
             self.pos = m.end()
             token = m.group()
             if m.group(1) is None and m.group(2) is None:
-                number: int | float = int(token)
+                # Checked before int(): Python refuses over 4300 digits (ValueError), and int() of
+                # a long digit string is quadratic.  The engines clamp with an error message.
+                digits = token.lstrip("-").lstrip("0")
+                if len(digits) > 19:
+                    raise self.error(pos, f"integer {_short_number(token)} does not fit in 64 bits")
+                number: int | float = int(digits or "0")
+                if token[0] == "-":
+                    number = -number
                 if not -(1 << 63) <= number < 1 << 63:
                     raise self.error(pos, f"integer {token} does not fit in 64 bits")
             else:
@@ -1035,6 +1304,10 @@ class _Scanner:
             parts = parts[1:] + parts[:1]
         r, g, b, *alpha = parts
         return t.Color(r, g, b, alpha[0] if alpha else 1.0)
+
+
+def _short_number(token: str) -> str:
+    return token if len(token) <= 40 else f"{token[:20]}...{token[-10:]} ({len(token.lstrip('-'))} digits)"
 
 
 def describe(tok: _Tok) -> str:
@@ -1124,6 +1397,7 @@ class _Frame:
     """One open container of the parser's explicit stack."""
 
     start = 0  # character offset where the container begins
+    height = 0  # container levels inside it so far (its own level not counted)
 
     def advance(self, p: _Parser) -> tuple[int, Any]:
         raise NotImplementedError
@@ -1205,7 +1479,7 @@ class _DictFrame(_Frame):
     def accept(self, p: _Parser, value: Any, pos: int) -> None:
         p.check_plain(value, pos)
         if self.state == "key":
-            if key_depth(value) > MAX_KEY_DEPTH:
+            if p.height > MAX_KEY_DEPTH:
                 raise p.scanner.error(pos, f"a Dictionary key nests deeper than {MAX_KEY_DEPTH} levels")
             self.key = value
             self.state = "colon"
@@ -1262,6 +1536,7 @@ class _Parser:
         self.godot3 = dialect.major == 3
         self.scanner = _Scanner(text, self.godot3)
         self.max_depth = max_depth
+        self.height = 0  # container levels of the value just read (Dictionary keys are limited)
 
     def parse(self) -> Any:
         s = self.scanner
@@ -1271,6 +1546,7 @@ class _Parser:
         pos = 0
         while True:
             if want:
+                self.height = 0  # an atom, unless a container finishes below
                 tok = s.peek()
                 pos = tok.pos
                 if self.godot3 and tok.kind in (",", "]", "}", ")", ":", "eof") and self.empty_is_rid(stack, tok):
@@ -1286,6 +1562,7 @@ class _Parser:
                     if status == _NEED:
                         continue
                     stack.pop()
+                    self.height = 1  # an empty container
                 want = False
             if not stack:
                 tok = s.peek()
@@ -1294,12 +1571,16 @@ class _Parser:
                 self.check_plain(value, pos)
                 return value
             frame = stack[-1]
+            if self.height > frame.height:
+                frame.height = self.height
             frame.accept(self, value, pos)
             status, value = frame.advance(self)
             if status == _NEED:
                 want = True
             else:
-                pos = stack.pop().start  # the finished container is the value, starting here
+                done = stack.pop()
+                pos = done.start  # the finished container is the value, starting here
+                self.height = done.height + 1
 
     def empty_is_rid(self, stack: list[_Frame], tok: _Tok) -> bool:
         """Godot 3 writes a RID as nothing at all: an empty value position reads as RID()."""

@@ -674,3 +674,236 @@ def test_catalogs_match_their_fixtures() -> None:
         catalog = json.loads((FIXTURES / engine / "text_extra_catalog.json").read_text(encoding="utf-8"))
         assert [c["name"] for c in catalog["cases"]] == [c["name"] for c in _extra(engine)]
     assert Path(__file__).name == "test_text.py"
+
+
+# --- hostile values and text (issue 13) -------------------------------------------------------------------------
+
+def _hostile(engine: str) -> dict[str, dict[str, Any]]:
+    """Engine runs for this section: fixtures/*/text_hostile.jsonl, made by fixtures/make_text_hostile.py."""
+    return {r["name"]: r for r in read_jsonl(FIXTURES / engine / "text_hostile.jsonl")}
+
+
+def test_keys_of_types_the_dialect_lacks_are_refused_not_type_errors() -> None:
+    keys = {t.Rect2i(t.Vector2i(1, 2), t.Vector2i(3, 4)): 0, t.Vector2i(1, 2): 0}
+    with pytest.raises(gf.EncodeError, match="godot3 has no (Rect2i|Vector2i) type"):
+        to_text(keys, "godot3")
+    # Godot 4 type ids: Vector2i is 6, Rect2i 8.
+    assert to_text(keys, "godot4") == "{\nVector2i(1, 2): 0,\nRect2i(1, 2, 3, 4): 0\n}"
+    with pytest.raises(gf.EncodeError, match="godot3 has no StringName type"):
+        to_text(t.Dictionary([([t.StringName("a")], 0), ([t.Vector2i(0, 0)], 1)]), "godot3")
+
+
+def _keyed_values(dialect: str) -> st.SearchStrategy[Any]:
+    import strategies
+
+    leaves = strategies.values(dialect, max_leaves=6)
+    return st.recursive(leaves, lambda c: st.lists(st.tuples(c, c), max_size=4).map(t.Dictionary)
+                        | st.lists(c, max_size=3), max_leaves=10)
+
+
+@pytest.mark.parametrize("dialect", gf.dialect_names())
+@pytest.mark.parametrize("source", ["godot3", "godot4"])
+def test_any_value_prints_or_raises_encode_error(dialect: str, source: str) -> None:
+    # Values of every type, as keys too, written in every dialect: only EncodeError, and the text reads back.
+    @given(_keyed_values(source))
+    @settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def check(value: Any) -> None:
+        try:
+            text = to_text(value, dialect)
+        except gf.EncodeError:
+            return
+        from_text(text, dialect)
+
+    check()
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4", "godot4.0"])
+def test_a_value_that_contains_itself_is_refused_with_its_path(dialect: str) -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    with pytest.raises(gf.EncodeError, match="contains itself") as info:
+        to_text(loop, dialect)
+    assert info.value.path == "[1]"
+    d: dict[str, Any] = {"a": [1, {"b": None}]}
+    d["a"][1]["b"] = d
+    with pytest.raises(gf.EncodeError, match="contains itself") as info:
+        to_text(d, dialect)
+    assert info.value.path == "['a'][1]['b']"
+    inner: list[Any] = []
+    obj = t.Object("Node", {"x": inner})
+    inner.append(obj)
+    with pytest.raises(gf.EncodeError, match=r"contains itself.*\(it is \['k'\]\[0\]\)") as info:
+        to_text({"k": [obj]}, dialect)
+    assert info.value.path == "['k'][0].x[0]"
+    key: list[Any] = [1]
+    cyclic_key = t.Dictionary([(key, 1)])
+    key.append(key)
+    with pytest.raises(gf.EncodeError, match="deeper than 200"):
+        to_text(cyclic_key, dialect)
+    shared = [1, 2]
+    assert to_text([shared, shared], dialect).count("1") == 2  # shared, not cyclic: fine
+
+
+def _count_comparisons(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    counts = {"less": 0, "leaf": 0}
+    less, leaf = tx._Order.less, tx._Order.leaf
+
+    def counting_less(self: Any, a: Any, b: Any) -> bool:
+        counts["less"] += 1
+        return less(self, a, b)
+
+    def counting_leaf(self: Any, value: Any) -> Any:
+        counts["leaf"] += 1
+        return leaf(self, value)
+
+    monkeypatch.setattr(tx._Order, "less", counting_less)
+    monkeypatch.setattr(tx._Order, "leaf", counting_leaf)
+    return counts
+
+
+def test_pool_keys_sort_without_per_comparison_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Godot 3 pool keys are "less" whenever they differ; the engine's insertion pass then does n*n/2
+    # comparisons.  Each key is now one number, and that order is computed directly (184 KB of such
+    # keys took 22.6 s before).
+    rng = random.Random(5)
+    keys = list({bytes(rng.getrandbits(8) for _ in range(8)) for _ in range(3000)})
+    counts = _count_comparisons(monkeypatch)
+    to_text(dict.fromkeys(keys, 0), "godot3")
+    assert counts["less"] == 0 and counts["leaf"] == len(keys)
+    small = keys[:40]
+    pairs = [(k, 0) for k in small]
+    tx._IntroSort(lambda a, b: a[0] != b[0]).sort(pairs)  # the port, comparison by comparison
+    assert to_text(dict.fromkeys(small, 0), "godot3") == "{\n" + ",\n".join(
+        f"{tx._Writer(gf.get_dialect('godot3'), tx.GODOT3_STYLE).write(k)}: 0" for k, _ in pairs) + "\n}"
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 15, 16, 17, 18, 33, 100, 257])
+def test_all_less_order_is_the_introsort(n: int) -> None:
+    items = [object() for _ in range(n)]
+    ported = list(items)
+    tx._IntroSort(lambda a, b: a is not b).sort(ported)
+    assert tx._all_less_order(items) == ported
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_nested_keys_are_compiled_once_and_compared_linearly(dialect: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Godot 4 compares Arrays with x < y and then y < x per element: exponential in the depth (the old
+    # port took 9 s at depth 20).  Keys 150 levels deep that differ only at the bottom:
+    def nest(depth: int, leaf: Any) -> Any:
+        v: Any = [leaf]
+        for _ in range(depth):
+            v = [v]
+        return v
+
+    keys = t.Dictionary([(nest(90, (i * 7) % 40), i) for i in range(40)])
+    counts = _count_comparisons(monkeypatch)
+    text = to_text({"outer": keys, "again": [keys]}, dialect)
+    assert counts["leaf"] == 40 + 2  # every key's sort key computed once (and "outer", "again")
+    assert counts["less"] < 40 * 40 * 100 * 2
+    if dialect == "godot4":  # lexicographic: by the innermost int
+        firsts = [int(line.lstrip("[").split("]")[0]) for line in text.split("\n") if line.startswith("[" * 91)]
+        assert firsts[:40] == list(range(40))
+
+
+def test_object_class_names_must_be_identifiers() -> None:
+    hostile = 'Node,"a":1)\n,\n"admin": true,\n"x": Object(Node'
+    with pytest.raises(gf.EncodeError, match="not an identifier") as info:
+        to_text({"v": t.Object(hostile, {})}, "godot4")
+    assert info.value.path == "['v']"
+    for bad in ("", "1Node", "Node Node", "Nöde", 5):
+        with pytest.raises(gf.EncodeError, match="not an identifier"):
+            to_text(t.Object(bad, {}), "godot3")  # type: ignore[arg-type]
+    with pytest.raises(gf.EncodeError, match="not an identifier"):
+        to_text(t.TypedArray(t.ContainerType.of_class("Node]([1])"), []), "godot4")
+    with pytest.raises(gf.EncodeError, match="has no Nope type"):
+        to_text(t.TypedArray("Nope", []), "godot4")
+    with pytest.raises(gf.EncodeError, match="property names are strings"):
+        to_text(t.Object("Node", {5: 1}), "godot4")  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("engine", ["godot3", "godot4"])
+def test_object_property_names_are_escaped_where_the_engine_text_breaks(engine: str) -> None:
+    # Both engines write property names raw (fixture): "a"b" ends the string early.  We escape the
+    # backslash and the quote, the only two characters that change a string token; the engines'
+    # parsers read such an escaped name (str_to_var_obj_quoted_prop parsed without error).
+    rec = _hostile(engine)["prop_names_with_quotes"]
+    engine_text = rec[TEXT_KEY[engine]]
+    assert engine_text.endswith(',"a"b":1,"c\\d":1,"e\nf":1)\n')
+    parsed = [r for name, r in _hostile(engine).items() if name.endswith("obj_quoted_prop")]
+    assert parsed and all(r["ok"] and not r["errors"] for r in parsed)
+    obj = t.Object("RefCounted" if engine == "godot4" else "Reference", {'a"b': 1, "c\\d": 1, "e\nf": 1})
+    ours = to_text(obj, engine)
+    assert ours == f'Object({obj.class_name},"a\\"b":1,"c\\\\d":1,"e\nf":1)\n'
+    assert from_text(ours, engine) == obj
+    sneaky = t.Object("Node", {'a":1,"admin":true,"x': 1})
+    back = from_text(to_text({"v": sneaky}, engine), engine)
+    assert back == {"v": sneaky} and list(back["v"].properties) == ['a":1,"admin":true,"x']
+
+
+def test_script_paths_are_escaped_in_every_version() -> None:
+    obj = t.Object("RefCounted", {"script": 'res://a")\n,"admin":true,"x":Resource("b'})
+    for version in ("4.3", "4.4", "4.6"):
+        text = to_text(obj, "godot4", version=version)
+        assert text == 'Object(RefCounted,"script":Resource("res://a\\")\n,\\"admin\\":true,\\"x\\":Resource(\\"b"))\n'
+        assert from_text(text, "godot4") == obj
+    typed = t.TypedArray(t.ContainerType.of_script('res://a"b.gd'), [])
+    assert to_text(typed, "godot4.3") == 'Array[Resource("res://a\\"b.gd")]([])'
+    assert from_text(to_text(typed, "godot4.3"), "godot4.3") == typed
+
+
+def test_model_values_that_cannot_exist_in_the_engine_raise_encode_error() -> None:
+    for value, words in [(t.PackedStringArray([1]), "holds a int"),  # type: ignore[list-item]
+                         (t.Vector2i(2 ** 40, 1), "out of range"), (t.RID(-5), "64-bit unsigned"),
+                         (t.EncodedObjectAsID(2 ** 64), "64-bit unsigned")]:
+        with pytest.raises(gf.EncodeError, match=words) as info:
+            to_text({"k": [value]}, "godot4")
+        assert info.value.path == "['k'][0]"
+
+
+def test_text_output_is_linear_in_the_nesting_depth() -> None:
+    # var2str / var_to_str do not indent (every engine fixture above); a level costs a few characters.
+    for depth in (1_000, 4_000):
+        arrays: Any = 1
+        dicts: Any = 1
+        for _ in range(depth):
+            arrays = [arrays]
+            dicts = {"k": dicts}
+        assert len(to_text(arrays, "godot3")) == 4 * depth + 1  # "[ " ... " ]"
+        assert len(to_text(dicts, "godot3")) == 9 * depth + 1  # '{\n"k": ' ... '\n}'
+        assert len(to_text(dicts, "godot4")) == 9 * 101 + 2  # {} below 100 levels
+
+
+def test_hostile_numbers_in_text() -> None:
+    for engine in ("godot3", "godot4"):
+        by_name = _hostile(engine)
+        prefix = "str2var" if engine == "godot3" else "str_to_var"
+        assert by_name[f"{prefix}_huge_exp"][TEXT_KEY[engine]] == "inf"
+        assert from_text("1e999999", engine) == math.inf and from_text("-1e999999", engine) == -math.inf
+        # The engines clamp and print an error; we refuse.  Python's int() would raise its own
+        # ValueError past 4300 digits: the length is checked first.
+        assert by_name[f"{prefix}_long_int"][TEXT_KEY[engine]] == "9223372036854775807"
+        for digits in (30, 4301, 100_000):
+            for sign in ("", "-"):
+                with pytest.raises(TextDecodeError, match="does not fit in 64 bits") as info:
+                    from_text(f"[{sign}{'7' * digits}]", engine)
+                assert info.value.offset == 1 and len(str(info.value)) < 200
+    assert from_text("0" * 30 + "42") == 42
+    assert from_text("-" + "0" * 5000 + "9223372036854775808") == -(2 ** 63)
+    assert from_text("1" * 100_000 + ".5") == math.inf
+    with pytest.raises(TextDecodeError, match="nested deeper than 1024"):
+        from_text("[" * 200_000)
+    with pytest.raises(TextDecodeError, match="nested deeper than 1024"):
+        from_text("{" * 200_000)
+    with pytest.raises(TextDecodeError, match="expected a value"):
+        from_text("]" * 200_000)
+
+
+def test_key_depth_counts_empty_containers() -> None:
+    for text_key, ok in (("[" * 200 + "]" * 200, True), ("[" * 201 + "]" * 201, False),
+                         ("{" + "[" * 199 + "]" * 199 + ": 1}", True), ("{" + "[" * 200 + "]" * 200 + ": 1}", False)):
+        source = "{" + text_key + ": 1}"
+        if ok:
+            from_text(source)
+        else:
+            with pytest.raises(TextDecodeError, match="deeper than 200"):
+                from_text(source)
