@@ -40,6 +40,7 @@ from . import types as t
 from .codec import DEFAULT_MAX_DEPTH
 from .dialects import TYPE_NAMES, Dialect, get_dialect
 from .errors import DecodeError, EncodeError
+from .keys import KeyRules, Memo, python_keys_agree
 
 __all__ = ["to_text", "from_text", "TextDecodeError", "TextStyle", "text_style"]
 
@@ -1372,14 +1373,19 @@ def _build_math(kind: str, args: list[Any]) -> Any:
     return build(args) if build else getattr(t, kind)(*args)
 
 
-def _make_dictionary(pairs: list[tuple[Any, Any]]) -> Any:
-    """A plain dict when it holds the entries exactly, else a Dictionary (as the decoder does)."""
-    gd = t.Dictionary(pairs)
+def _make_dictionary(pairs: list[tuple[Any, Any]], rules: KeyRules, memo: Memo) -> Any:
+    """A plain dict when it holds the entries exactly, else a Dictionary (as the decoder does).
+
+    ``memo`` carries the identities of the containers already used as keys in this text, so
+    keys nested in keys cost their size once (see :mod:`godot_formats.keys`).
+    """
+    gd = t.Dictionary(key_rules=rules)
+    gd._fill(pairs, memo)
     try:
         plain = dict(gd.items())
     except TypeError:
         return gd
-    return plain if len(plain) == len(gd) else gd
+    return plain if len(plain) == len(gd) and python_keys_agree(plain) else gd
 
 
 @attrs.define
@@ -1491,9 +1497,12 @@ class _DictFrame(_Frame):
     def finish(self, p: _Parser) -> Any:
         if self.wrapped:  # Dictionary[K, V]({...}); [Variant, Variant] makes an untyped one, as in the engine
             p.expect_close_paren()
+        rules = p.dialect.key_rules
         if not self.typed:
-            return _make_dictionary(self.pairs)
-        return t.TypedDictionary(*self.types, self.pairs)
+            return _make_dictionary(self.pairs, rules, p.key_memo)
+        typed = t.TypedDictionary(*self.types, key_rules=rules)
+        typed._fill(self.pairs, p.key_memo)
+        return typed
 
 
 class _ObjectFrame(_Frame):
@@ -1534,6 +1543,7 @@ class _Parser:
     def __init__(self, text: str, dialect: Dialect, max_depth: int) -> None:
         self.dialect = dialect
         self.godot3 = dialect.major == 3
+        self.key_memo: Memo = {}  # identities of the containers used as keys so far
         self.scanner = _Scanner(text, self.godot3)
         self.max_depth = max_depth
         self.height = 0  # container levels of the value just read (Dictionary keys are limited)
