@@ -324,3 +324,23 @@ def test_hostile_keys_decode_to_a_fixed_point(d: Any) -> None:
         again = gf.dumps(back, dialect)
         assert gf.dumps(gf.loads(again, dialect), dialect) == again
         assert gf.dumps(gf.loads(blob, dialect), dialect) == again  # deterministic
+
+
+@pytest.mark.parametrize("view", ["text", "json", "convert"])
+def test_nested_keys_cost_their_size_once_in_every_reader(monkeypatch: pytest.MonkeyPatch, view: str) -> None:
+    """from_text, from_json and convert rebuild Dictionaries too: one digest per container there as well."""
+    from godot_formats import jsonform
+    depth, width = 90, 500  # under Godot 4 text's recursion cap, so the text holds every level
+    value = gf.loads(_nested_key_input(depth, width))
+    counting = _Counting()
+    monkeypatch.setattr(keys, "_digest", counting)
+    if view == "text":
+        back = gf.from_text(gf.to_text(value))
+    elif view == "json":
+        back = jsonform.from_json(jsonform.to_json(value))
+    else:
+        back, _ = gf.convert_value(value, "godot4", "godot3")
+    assert counting.digests <= depth + 1
+    assert counting.fed <= 8 * len(_nested_key_input(depth, width)) + 64 * depth
+    if view != "convert":
+        assert gf.dumps(back) == gf.dumps(value)
