@@ -344,3 +344,11 @@ def test_nested_keys_cost_their_size_once_in_every_reader(monkeypatch: pytest.Mo
     assert counting.fed <= 8 * len(_nested_key_input(depth, width)) + 64 * depth
     if view != "convert":
         assert gf.dumps(back) == gf.dumps(value)
+
+
+def test_encode_error_under_a_deep_key_names_a_bounded_path() -> None:
+    """Finding 4: the error path of dumps called repr on the key (RecursionError past ~1000 levels)."""
+    value = t.Dictionary([(_deep(1020), {"bad": 10**30})])
+    with pytest.raises(gf.EncodeError) as info:
+        gf.dumps(value, "godot4")
+    assert "does not fit in 64 bits" in str(info.value) and len(str(info.value)) < 500
