@@ -1,0 +1,75 @@
+"""Writing files so that no user file is ever half-written or replaced by surprise.
+
+Shared by the command line and :meth:`godot_formats.savefile.SaveFile.save`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from contextlib import suppress
+from pathlib import Path
+
+__all__ = ["TEMP_MARK", "is_temp_name", "write_target", "write_atomic"]
+
+#: Temporary files of :func:`write_atomic` are named ``.<name>.godot-formats-<random>.tmp``
+#: so that one left behind by a killed process is recognisably ours.
+TEMP_MARK = ".godot-formats-"
+_TEMP_NAME = re.compile(r"\..*" + re.escape(TEMP_MARK) + r"[A-Za-z0-9_]+\.tmp", re.DOTALL)
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one of our temporary files (left behind by an interrupted write)."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
+def write_target(dest: Path) -> Path:
+    """The file a write to ``dest`` replaces: ``dest``, or the file a symlink ``dest`` points to.
+
+    Writing through a symlink replaces its target and keeps the link.  Refused
+    with ``OSError``: a dangling symlink (as ``cp`` refuses it: we would create a
+    file wherever it points), and anything that is not a regular file (a device
+    such as ``/dev/null``, a FIFO, a folder), which a rename would replace.
+    """
+    target = dest
+    if dest.is_symlink():
+        target = Path(os.path.realpath(dest))
+        if not target.exists():
+            raise OSError(2, "a dangling symlink (its target does not exist); not writing through it", str(dest))
+    with suppress(FileNotFoundError):
+        if not stat.S_ISREG(target.stat().st_mode):  # /dev/null, a FIFO, a folder: never replaced by a file
+            raise OSError(21, "not a regular file; refusing to replace it", str(dest))
+    return target
+
+
+def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
+    """Write ``data`` to ``dest`` through a temporary file in the same folder and ``os.replace``.
+
+    Readers see the old file or the new one, never a partial write.  When
+    ``dest`` is a symlink, the file it points to is replaced and the link kept.
+    The new file keeps the permission bits of ``like`` (or of the file it
+    replaces).  The temporary file is ``.<name>.godot-formats-<random>.tmp``
+    (:func:`is_temp_name`), removed on any failure.
+    """
+    target = write_target(dest)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}{TEMP_MARK}", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        model = like if like is not None and like.exists() else (target if target.exists() else None)
+        if model is not None:
+            os.chmod(tmp, stat.S_IMODE(model.stat().st_mode))
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
