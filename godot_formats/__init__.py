@@ -25,6 +25,8 @@ from .convert import convert, convert_value, convert_with_report
 from .detect import Candidate, detect, is_ambiguous
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
+from .savefile import AmbiguousDialectError, SaveFile
+from .savefile import open as open  # noqa: A004  (gf.open, as tarfile.open)
 from .text import from_text, to_text
 from .types import *  # noqa: F401,F403  (the value model is part of the public API)
 
@@ -32,7 +34,7 @@ __all__ = [
     "loads", "dumps", "load", "dump", "decode", "dialect_names", "get_dialect", "Dialect",
     "Decoder", "Encoder", "DecodeError", "EncodeError", "ConversionError", "GodotFormatsError",
     "Loss", "DEFAULT_DIALECT", "to_text", "from_text", "convert", "convert_value", "convert_with_report",
-    "detect", "is_ambiguous", "Candidate", *types.__all__,
+    "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError", *types.__all__,
 ]
 __version__ = "0.3.0"
 
@@ -60,8 +62,11 @@ def decode(
     (the engines' 1024), ``max_size`` bytes of input (the engines' int32 lengths),
     ``max_elements`` Array, Dictionary and Object elements in all (no limit by
     default: every count is already checked against the bytes that are left).
+    ``dialect="auto"`` detects the engine version, and raises
+    :class:`~godot_formats.savefile.AmbiguousDialectError` when versions disagree.
     """
-    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth, max_size, max_elements)
+    chosen = _auto(data[offset:end], allow_objects) if dialect == "auto" else get_dialect(dialect)
+    decoder = decoder_for(chosen, allow_objects, max_depth, max_size, max_elements)
     return decoder.decode(data, offset, end)
 
 
@@ -95,11 +100,38 @@ def dumps(
     return encoder_for(get_dialect(dialect), full_objects, max_depth).encode(value)
 
 
-def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, **options: Any) -> Any:
-    """Decode the raw variant bytes of a binary file object (no length prefix)."""
-    return loads(fp.read(), dialect, **options)
+def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, allow_objects: bool = False,
+         byteorder: str = "little", max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Read the next value of a ``store_var`` file, as ``FileAccess.get_var`` does.
+
+    The 4-byte length, then the value; bytes of the frame after the value are skipped, as
+    the engine skips them.  Call again for the next record; ``EOFError`` at the end of
+    the file.  ``byteorder="big"`` for files written with ``File.endian_swap`` /
+    ``FileAccess.big_endian``.  A whole file with its layers: :func:`open`.
+    """
+    from .stream import read_framed
+    return read_framed(fp, dialect, allow_objects=allow_objects, byteorder=byteorder,  # type: ignore[arg-type]
+                       max_depth=max_depth)
 
 
-def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, **options: Any) -> None:
-    """Write the raw variant bytes of ``value`` to a binary file object (no length prefix)."""
-    fp.write(dumps(value, dialect, **options))
+def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, full_objects: bool = False,
+         byteorder: str = "little", max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+    """Write ``value`` as ``FileAccess.store_var`` does: its length as a u32, then its bytes.
+
+    Godot's ``get_var`` reads it back.  For the bare bytes of ``var_to_bytes``, write
+    :func:`dumps` yourself.
+    """
+    from .stream import write_framed
+    write_framed(fp, value, dialect, full_objects=full_objects, byteorder=byteorder,  # type: ignore[arg-type]
+                 max_depth=max_depth)
+
+
+def _auto(data: bytes | bytearray | memoryview, allow_objects: bool) -> Dialect:
+    """The one engine version that reads ``data`` as a complete value (``dialect="auto"``)."""
+    from .savefile import _pick
+    candidates = [c for c in detect(data) if c.complete and not c.framed]
+    if not candidates:
+        raise DecodeError(0, "no engine version reads these bytes as one complete value "
+                             "(a store_var file? see godot_formats.open)")
+    readers = [get_dialect(c.dialect) for c in candidates if c.ambiguous] or [get_dialect(candidates[0].dialect)]
+    return _pick(readers, [bytes(data)], allow_objects)  # several readings: one value, or ambiguous

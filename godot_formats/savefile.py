@@ -1,0 +1,453 @@
+"""Save files as games write them: the layers around the Variants, peeled off and put back.
+
+A file is read from the outside in, the way ``tarfile.open`` reads a ``.tar.gz``:
+
+1. the **container**: an encrypted file (``GDEC``, :mod:`godot_formats.encryption`), a
+   compressed file (``GCPF``, :mod:`godot_formats.compression`), project settings
+   (``ECFG``, :mod:`godot_formats.project_settings`), ``Marshalls.variant_to_base64``
+   text, or none;
+2. the **framing** of what is inside: ``store_var`` records (a u32 length, little-endian,
+   or big-endian after ``File.endian_swap``/``FileAccess.big_endian``, then the Variant,
+   then possibly bytes the engine skips), or one bare ``var_to_bytes`` value;
+3. the **dialect** of the Variants, detected or given.
+
+:func:`open` returns a :class:`SaveFile` whose ``values`` are the records and whose
+other fields name each layer.  :meth:`SaveFile.save` puts the layers back: a file
+saved without a change is the same bytes, and a file saved in another dialect migrates
+its layers too (a Godot 3 encrypted save becomes a Godot 4 encrypted save with the same
+password).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any, Union
+
+import attrs
+
+from .codec import DEFAULT_MAX_DEPTH, decoder_for, encoder_for
+from .convert import convert_value
+from .detect import PRIOR, detect, frame_store_var
+from .dialects import Dialect, get_dialect
+from .errors import DecodeError, EncodeError, Loss
+from .files import write_atomic
+from .keys import same_value
+from .stream import FramingError
+
+__all__ = ["SaveFile", "Record", "open", "AmbiguousDialectError", "DEFAULT_MAX_FILE_SIZE"]
+
+#: The largest plaintext (after decryption and decompression) a file may hold unless the
+#: caller says otherwise: decompression bombs stop here.
+DEFAULT_MAX_FILE_SIZE = 1 << 30
+
+FileLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
+_PREFIX = {"little": struct.Struct("<I"), "big": struct.Struct(">I")}
+_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+class AmbiguousDialectError(DecodeError):
+    """Several engine versions read the file completely, as different values: the caller must choose."""
+
+    def __init__(self, candidates: Sequence[str]) -> None:
+        self.candidates = list(candidates)
+        super().__init__(0, f"ambiguous: {' and '.join(self.candidates)} each read this file completely, as "
+                            f"different values; choose one with dialect= (--dialect on the command line)")
+
+
+@attrs.define
+class Record:
+    """One ``store_var`` record as read: where it was, and its bytes, for an exact rewrite."""
+
+    offset: int  # of its length prefix, in the plaintext
+    payload: bytes  # the frame's bytes after the prefix: the Variant and any slack
+    value_end: int  # where the Variant ends inside ``payload``; the rest is slack the engine skips
+
+
+@attrs.define(eq=False)
+class SaveFile:
+    """A save file: its values, and every layer that was around them.
+
+    ``values``: the records in file order (for project settings, one mapping of setting
+    name to value).  ``container``: ``"store_var"``, ``"var_to_bytes"`` (one bare
+    value), ``"project_settings"`` or ``"base64"``.  ``encryption`` and ``compression``
+    hold the layer's own description (:class:`~godot_formats.encryption.GdecInfo`,
+    :class:`~godot_formats.compression.GcpfInfo`) or None.  ``byteorder`` is that of the
+    ``store_var`` length prefixes.
+    """
+
+    values: list[Any]
+    dialect: Dialect
+    container: str
+    byteorder: str = "little"
+    encryption: Any = None
+    compression: Any = None
+    settings_info: Any = None
+    allow_objects: bool = False
+    path: Path | None = None
+    damage: DecodeError | None = None  # what ended a salvaged file
+    _raw: bytes = b""
+    _plaintext: bytes = b""
+    _records: list[Record] = attrs.field(factory=list)
+    _key: bytes | None = None
+
+    # -- describing -------------------------------------------------------------------
+
+    @property
+    def layers(self) -> dict[str, Any]:
+        """Every layer, outside in, as plain data (what the JSON and text views record)."""
+        out: dict[str, Any] = {"container": self.container, "dialect": self.dialect.name}
+        if self.container == "store_var":
+            out["byteorder"] = self.byteorder
+            out["records"] = len(self.values)
+        if self.encryption is not None:
+            out["encryption"] = f"godot{self.encryption.version}"
+        if self.compression is not None:
+            out["compression"] = self.compression.mode_name
+        return out
+
+    # -- writing ------------------------------------------------------------------------
+
+    def to_bytes(self, *, dialect: str | Dialect | None = None, password: str | None = None,
+                 key: bytes | None = None, policy: str = "strict") -> tuple[bytes, list[Loss]]:
+        """The file's bytes with the current values, and every change a dialect conversion made.
+
+        Unchanged values in the same dialect keep their original bytes (slack included), and
+        an unchanged plaintext gives back the original file exactly.  In another dialect the
+        values are converted (``policy`` as in :func:`godot_formats.convert_value`) and the
+        layers migrate: an encrypted file is encrypted for the target engine with the same
+        key (a fresh IV for Godot 4), a compressed one stays compressed in the same mode.
+        """
+        target = self.dialect if dialect is None else get_dialect(dialect)
+        losses: list[Loss] = []
+        values = self.values
+        if target != self.dialect:
+            converted = []
+            for i, v in enumerate(values):
+                new, lost = convert_value(v, self.dialect, target, policy=policy)
+                converted.append(new)
+                losses += [attrs.evolve(loss, path=_record_path(i, len(values)) + loss.path) for loss in lost]
+            values = converted
+        plaintext = self._plaintext_of(values, target)
+        if plaintext == self._plaintext and target == self.dialect and password is None and key is None:
+            return self._raw, losses
+        return self._wrap(plaintext, target, password, key), losses
+
+    def save(self, file: FileLike | None = None, *, dialect: str | Dialect | None = None,
+             password: str | None = None, key: bytes | None = None, policy: str = "strict",
+             overwrite: bool = False) -> list[Loss]:
+        """Write the file (atomically) to ``file``, or back where it was read from.
+
+        An existing file other than the one this was read from is only replaced with
+        ``overwrite=True``.  Returns the changes a dialect conversion made (see :meth:`to_bytes`).
+        """
+        data, losses = self.to_bytes(dialect=dialect, password=password, key=key, policy=policy)
+        if file is None:
+            if self.path is None:
+                raise ValueError("this save file was not read from a path: give save() a file")
+            file = self.path
+        elif isinstance(file, (str, os.PathLike)) and Path(file).exists() and not overwrite and not (
+                self.path is not None and Path(file).resolve() == self.path.resolve()):
+            raise FileExistsError(17, "exists; pass overwrite=True to replace it", str(file))
+        if isinstance(file, (str, os.PathLike)):
+            write_atomic(Path(file), data)
+        elif hasattr(file, "write"):
+            file.write(data)  # type: ignore[union-attr]
+        else:
+            raise TypeError("save() writes to a path or a binary file object")
+        return losses
+
+    def _plaintext_of(self, values: list[Any], target: Dialect) -> bytes:
+        if self.container == "project_settings":
+            from .project_settings import write_ecfg
+            return write_ecfg(values[0], self.settings_info, target)
+        encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
+        blobs = []
+        for i, v in enumerate(values):
+            try:
+                blob = encoder.encode(v)
+            except EncodeError as e:
+                raise EncodeError(e.reason, _record_path(i, len(values)) + e.path) from None
+            if i < len(self._records) and target == self.dialect:
+                record = self._records[i]
+                if record.payload[:record.value_end] == blob:
+                    blob = record.payload  # unchanged: its slack too
+            blobs.append(blob)
+        if self.container == "store_var":
+            prefix = _PREFIX[self.byteorder]
+            return b"".join(prefix.pack(len(b)) + b for b in blobs)
+        if self.container == "base64":
+            return base64.b64encode(blobs[0])
+        return blobs[0]
+
+    def _wrap(self, plaintext: bytes, target: Dialect, password: str | None, key: bytes | None) -> bytes:
+        data = plaintext
+        if self.compression is not None:
+            from .compression import write_gcpf
+            data = write_gcpf(data, self.compression)
+        if self.encryption is not None:
+            from .encryption import GdecInfo, key_from_password, write_gdec
+            use_key = key if key is not None else key_from_password(password) if password is not None else self._key
+            if use_key is None:
+                raise EncodeError("the file is encrypted: give the password or key to write it")
+            version = 3 if target.major <= 3 else 4
+            info = self.encryption
+            if info.version != version or data != self._plaintext:
+                info = GdecInfo.for_version(version)  # a fresh IV: never reuse one for other bytes
+            data = write_gdec(data, info, key=use_key)
+        return data
+
+
+def _record_path(i: int, n: int) -> str:
+    return f"<record {i + 1} of {n}>" if n > 1 else ""
+
+
+# -- reading -----------------------------------------------------------------------------
+
+def _read_all(file: FileLike) -> tuple[bytes, Path | None]:
+    if isinstance(file, (bytes, bytearray, memoryview)):
+        return bytes(file), None
+    if isinstance(file, (str, os.PathLike)):
+        path = Path(file)
+        return path.read_bytes(), path
+    if hasattr(file, "read"):
+        data = file.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError("open() needs a binary file object")
+        return bytes(data), None
+    raise TypeError(f"open() reads a path, bytes or a binary file object, not {type(file).__name__}")
+
+
+def open(file: FileLike, *, password: str | None = None, key: bytes | None = None,
+         dialect: str | Dialect | None = None, allow_objects: bool = False,
+         max_size: int = DEFAULT_MAX_FILE_SIZE, salvage: bool = False) -> SaveFile:
+    """Open a save file of any engine version and layer; see the module docstring.
+
+    ``password`` or ``key`` (32 bytes) opens an encrypted file.  ``dialect`` skips
+    detection; without it an ambiguous file raises :class:`AmbiguousDialectError`.
+    ``salvage`` keeps every intact record of a damaged ``store_var`` file and records
+    what ended it in ``damage``, instead of raising.  Every failure is a
+    :class:`~godot_formats.DecodeError` naming the offset (in the file, or in the
+    decrypted/decompressed data, as the message says).
+    """
+    raw, path = _read_all(file)
+    data = raw
+    encryption = compression = None
+    use_key = None
+    magic = raw[:4]
+    if magic in (b"GDEC", b"CEDG"):
+        from .encryption import key_from_password, read_gdec
+        use_key = key if key is not None else key_from_password(password) if password is not None else None
+        data, encryption = read_gdec(raw, key=use_key, max_size=max_size)
+    elif magic in (b"GCPF", b"RSCC"):
+        from .compression import read_gcpf
+        data, compression = read_gcpf(raw, max_size=max_size)
+    if data[:4] == b"ECFG":
+        return _open_settings(raw, data, path, dialect, encryption, compression, use_key, max_size)
+    container = "store_var"
+    base64_text = _as_base64(data)
+    if base64_text is not None:
+        data, container = base64_text, "base64"
+    return _open_variants(raw, data, path, container, dialect, allow_objects, encryption, compression, use_key,
+                          salvage)
+
+
+def _as_base64(data: bytes) -> bytes | None:
+    """The bytes of ``Marshalls.variant_to_base64`` text, or None when ``data`` is not such text."""
+    text = data.strip()
+    if len(text) < 8 or len(text) % 4 or not _B64.issuperset(text) or b"=" in text.rstrip(b"="):
+        return None
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        return None
+
+
+def _frames(data: bytes, byteorder: str) -> list[Record] | None:
+    """The records when ``store_var`` frames tile ``data`` exactly, else None."""
+    prefix = _PREFIX[byteorder]
+    pos, end = 0, len(data)
+    records = []
+    while pos < end:
+        if end - pos < 8:
+            return None
+        size = prefix.unpack_from(data, pos)[0]
+        if size < 4 or size > end - pos - 4:
+            return None
+        records.append(Record(pos, data[pos + 4:pos + 4 + size], size))
+        pos += 4 + size
+    return records or None
+
+
+def _damage(data: bytes, byteorder: str) -> tuple[list[Record], FramingError]:
+    """Where ``store_var`` framing breaks: the intact records before it, and the cause."""
+    prefix = _PREFIX[byteorder]
+    pos, end = 0, len(data)
+    records: list[Record] = []
+    while True:
+        k = len(records) + 1
+        if end - pos < 4:
+            return records, FramingError(pos, f"record {k}: the data ends {end - pos} byte(s) into its 4-byte "
+                                              f"length (file cut at byte {end})")
+        size = prefix.unpack_from(data, pos)[0]
+        if size < 4:
+            return records, FramingError(pos, f"record {k}: a frame of {size} bytes cannot hold a value")
+        if size > end - pos - 4:
+            return records, FramingError(pos, f"record {k}: frame of {size} bytes is cut after {end - pos - 4} "
+                                              f"byte(s) (the data ends at byte {end})")
+        records.append(Record(pos, data[pos + 4:pos + 4 + size], size))
+        pos += 4 + size
+
+
+def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, dialect: str | Dialect | None,
+                   allow_objects: bool, encryption: Any, compression: Any, use_key: bytes | None,
+                   salvage: bool) -> SaveFile:
+    byteorder = "little"
+    records = None if container == "base64" else _frames(data, "little")
+    if records is None and container != "base64":
+        records = _frames(data, "big")
+        if records is not None:
+            byteorder = "big"
+    damage = None
+    if records is None:
+        bare = _bare_value(data, dialect, allow_objects)
+        if bare is not None:
+            d, value = bare
+            container = "var_to_bytes" if container != "base64" else container
+            return SaveFile([value], d, container, encryption=encryption, compression=compression,
+                            allow_objects=allow_objects, path=path, raw=raw, plaintext=data,
+                            records=[Record(0, data, len(data))], key=use_key)
+        if container == "base64":
+            raise DecodeError(0, "base64 text that holds no complete value")
+        intact, damage = _damage(data, "little")
+        if not intact or not salvage:
+            if intact:
+                raise FramingError(damage.offset, f"{damage.reason}; records 1 to {len(intact)} are intact "
+                                                  "(salvage=True, --salvage on the command line, keeps them)")
+            raise damage
+        records = intact
+    try:
+        chosen = _choose_dialect([r.payload for r in records], dialect, allow_objects)
+    except AmbiguousDialectError:
+        raise
+    except DecodeError:
+        bare = None if damage is not None else _bare_value(data, dialect, allow_objects)
+        if bare is None:
+            raise
+        return SaveFile([bare[1]], bare[0], "var_to_bytes", encryption=encryption, compression=compression,
+                        allow_objects=allow_objects, path=path, raw=raw, plaintext=data,
+                        records=[Record(0, data, len(data))], key=use_key)
+    decoder = decoder_for(chosen, allow_objects)
+    values = []
+    for i, r in enumerate(records):
+        try:
+            value, r.value_end = decoder.decode(r.payload)
+        except DecodeError as e:
+            where = f"record {i + 1} of {len(records)}: " if len(records) > 1 else ""
+            raise DecodeError(r.offset + 4 + e.offset, f"{where}{e.reason}") from None
+        values.append(value)
+    return SaveFile(values, chosen, "store_var", byteorder=byteorder, encryption=encryption,
+                    compression=compression, allow_objects=allow_objects, path=path, damage=damage,
+                    raw=raw, plaintext=data, records=records, key=use_key)
+
+
+def _bare_value(data: bytes, dialect: str | Dialect | None, allow_objects: bool) -> tuple[Dialect, Any] | None:
+    """A file that is one ``var_to_bytes`` value, read completely, or None."""
+    if dialect is not None:
+        d = get_dialect(dialect)
+        try:
+            value, end = decoder_for(d, allow_objects).decode(data)
+        except DecodeError:
+            return None
+        return (d, value) if end == len(data) else None
+    candidates = [c for c in detect(data) if c.complete and not c.framed]
+    if not candidates:
+        return None
+    readers = [get_dialect(c.dialect) for c in candidates if c.ambiguous] or [get_dialect(candidates[0].dialect)]
+    d = _pick(readers, [data], allow_objects)
+    return d, decoder_for(d, allow_objects).decode(data)[0]
+
+
+def _choose_dialect(payloads: list[bytes], dialect: str | Dialect | None, allow_objects: bool) -> Dialect:
+    """The dialect of the records: given, or the one engine version that reads them.
+
+    Several versions may read small files completely.  When they all read the same
+    values the best-ranked is taken (the values do not depend on the choice); when
+    they read different values the file is ambiguous and the caller must choose.
+    Frames with slack (bytes after the Variant, which ``get_var`` skips) cannot
+    decode "completely", so without a complete reading every engine version is
+    tried with slack allowed.
+    """
+    if dialect is not None:
+        return get_dialect(dialect)
+    candidates = [c for c in detect(frame_store_var(payloads)) if c.framed and c.complete]
+    if candidates:
+        return _pick([get_dialect(c.dialect) for c in candidates if c.ambiguous] or
+                     [get_dialect(candidates[0].dialect)], payloads, allow_objects)
+    readers = [d for d in (get_dialect(n) for n in PRIOR) if _reads_all(d, payloads, allow_objects)]
+    if not readers:
+        # No version reads every record: the error that got furthest is the useful one.
+        raise _first_error(payloads, allow_objects)
+    return _pick(readers, payloads, allow_objects)
+
+
+def _reads_all(d: Dialect, payloads: list[bytes], allow_objects: bool) -> bool:
+    decoder = decoder_for(d, allow_objects)
+    try:
+        for p in payloads:
+            decoder.decode(p)
+    except DecodeError:
+        return False
+    return True
+
+
+def _pick(readers: list[Dialect], payloads: list[bytes], allow_objects: bool) -> Dialect:
+    """The first reader, unless another major version reads other values (then: ambiguous)."""
+    first = readers[0]
+    majors = {d.major for d in readers}
+    if len(majors) > 1:
+        values = {d.name: [decoder_for(d, allow_objects).decode(p)[0] for p in payloads] for d in readers}
+        if not all(len(v) == len(values[first.name]) and all(map(same_value, v, values[first.name]))
+                   for v in values.values()):
+            raise AmbiguousDialectError(sorted(values))
+    return first
+
+
+def _first_error(payloads: list[bytes], allow_objects: bool) -> DecodeError:
+    best: DecodeError | None = None
+    offset = 0
+    for d in ("godot4", "godot3"):
+        decoder = decoder_for(get_dialect(d), allow_objects)
+        offset = 0
+        for i, p in enumerate(payloads):
+            try:
+                decoder.decode(p)
+            except DecodeError as e:
+                err = DecodeError(offset + 4 + e.offset, f"record {i + 1} of {len(payloads)}, as {d}: {e.reason}")
+                if best is None or err.offset > best.offset:
+                    best = err
+                break
+            offset += 4 + len(p)
+    return best or DecodeError(0, "no engine version reads this file")
+
+
+def _open_settings(raw: bytes, data: bytes, path: Path | None, dialect: str | Dialect | None, encryption: Any,
+                   compression: Any, use_key: bytes | None, max_size: int) -> SaveFile:
+    from .project_settings import read_ecfg
+    names = [dialect] if dialect is not None else ["godot4", "godot3", "godot2"]
+    errors = []
+    for name in names:
+        d = get_dialect(name)
+        try:
+            settings, info = read_ecfg(data, d, allow_objects=True, max_size=max_size)
+        except DecodeError as e:
+            errors.append((d.name, e))
+            continue
+        return SaveFile([settings], d, "project_settings", encryption=encryption, compression=compression,
+                        settings_info=info, allow_objects=True, path=path, raw=raw, plaintext=data, key=use_key)
+    name, err = max(errors, key=lambda pair: pair[1].offset)
+    raise DecodeError(err.offset, f"project settings, as {name}: {err.reason}")
