@@ -74,7 +74,8 @@ class SaveFile:
 
     ``values``: the records in file order (for project settings, one mapping of setting
     name to value).  ``container``: ``"store_var"``, ``"var_to_bytes"`` (one bare
-    value), ``"project_settings"`` or ``"base64"``.  ``encryption`` and ``compression``
+    value), ``"project_settings"``, ``"base64"``, or ``"text"`` (the ``ConfigFile`` text of
+    ``ConfigFile.save_encrypted_pass``: one ``str``).  ``encryption`` and ``compression``
     hold the layer's own description (:class:`~godot_formats.encryption.GdecInfo`,
     :class:`~godot_formats.compression.GcpfInfo`) or None.  ``byteorder`` is that of the
     ``store_var`` length prefixes.
@@ -165,6 +166,8 @@ class SaveFile:
         if self.container == "project_settings":
             from .project_settings import write_ecfg
             return write_ecfg(values[0], self.settings_info, target)
+        if self.container == "text":
+            return str(values[0]).encode("utf-8")
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
         blobs = []
         for i, v in enumerate(values):
@@ -306,6 +309,17 @@ def _damage(data: bytes, byteorder: str) -> tuple[list[Record], FramingError]:
 def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, dialect: str | Dialect | None,
                    allow_objects: bool, encryption: Any, compression: Any, use_key: bytes | None,
                    salvage: bool) -> SaveFile:
+    prefer = encryption.version if encryption is not None else None
+    if not data and (encryption is not None or compression is not None):
+        # Opened for writing and closed: a container of nothing, no record in it.
+        d = get_dialect(dialect) if dialect is not None else get_dialect(f"godot{prefer or 4}")
+        return SaveFile([], d, "store_var", encryption=encryption, compression=compression, path=path,
+                        raw=raw, plaintext=data, key=use_key)
+    text = _config_text(data) if (encryption is not None or compression is not None) else None
+    if text is not None:
+        d = get_dialect(dialect) if dialect is not None else get_dialect(f"godot{prefer or 4}")
+        return SaveFile([text], d, "text", encryption=encryption, compression=compression, path=path,
+                        raw=raw, plaintext=data, key=use_key)
     byteorder = "little"
     records = None if container == "base64" else _frames(data, "little")
     if records is None and container != "base64":
@@ -331,7 +345,7 @@ def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, d
             raise damage
         records = intact
     try:
-        chosen = _choose_dialect([r.payload for r in records], dialect, allow_objects)
+        chosen = _choose_dialect([r.payload for r in records], dialect, allow_objects, prefer)
     except AmbiguousDialectError:
         raise
     except DecodeError:
@@ -355,6 +369,16 @@ def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, d
                     raw=raw, plaintext=data, records=records, key=use_key)
 
 
+def _config_text(data: bytes) -> str | None:
+    """The text of a ``ConfigFile.save_encrypted[_pass]`` file (``[section]`` and ``key=value`` lines)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    first = text.lstrip()[:1]
+    return text if first in ("[", ";") and "\0" not in text else None
+
+
 def _bare_value(data: bytes, dialect: str | Dialect | None, allow_objects: bool) -> tuple[Dialect, Any] | None:
     """A file that is one ``var_to_bytes`` value, read completely, or None."""
     if dialect is not None:
@@ -372,7 +396,8 @@ def _bare_value(data: bytes, dialect: str | Dialect | None, allow_objects: bool)
     return d, decoder_for(d, allow_objects).decode(data)[0]
 
 
-def _choose_dialect(payloads: list[bytes], dialect: str | Dialect | None, allow_objects: bool) -> Dialect:
+def _choose_dialect(payloads: list[bytes], dialect: str | Dialect | None, allow_objects: bool,
+                    prefer: int | None = None) -> Dialect:
     """The dialect of the records: given, or the one engine version that reads them.
 
     Several versions may read small files completely.  When they all read the same
@@ -387,12 +412,12 @@ def _choose_dialect(payloads: list[bytes], dialect: str | Dialect | None, allow_
     candidates = [c for c in detect(frame_store_var(payloads)) if c.framed and c.complete]
     if candidates:
         return _pick([get_dialect(c.dialect) for c in candidates if c.ambiguous] or
-                     [get_dialect(candidates[0].dialect)], payloads, allow_objects)
+                     [get_dialect(candidates[0].dialect)], payloads, allow_objects, prefer)
     readers = [d for d in (get_dialect(n) for n in PRIOR) if _reads_all(d, payloads, allow_objects)]
     if not readers:
         # No version reads every record: the error that got furthest is the useful one.
         raise _first_error(payloads, allow_objects)
-    return _pick(readers, payloads, allow_objects)
+    return _pick(readers, payloads, allow_objects, prefer)
 
 
 def _reads_all(d: Dialect, payloads: list[bytes], allow_objects: bool) -> bool:
@@ -405,9 +430,10 @@ def _reads_all(d: Dialect, payloads: list[bytes], allow_objects: bool) -> bool:
     return True
 
 
-def _pick(readers: list[Dialect], payloads: list[bytes], allow_objects: bool) -> Dialect:
-    """The first reader, unless another major version reads other values (then: ambiguous)."""
-    first = readers[0]
+def _pick(readers: list[Dialect], payloads: list[bytes], allow_objects: bool, prefer: int | None = None) -> Dialect:
+    """The first reader (of the ``prefer`` major version, if one is: the container's own version),
+    unless another major version reads other values (then: ambiguous)."""
+    first = next((d for d in readers if d.major == prefer), readers[0])
     majors = {d.major for d in readers}
     if len(majors) > 1:
         values = {d.name: [decoder_for(d, allow_objects).decode(p)[0] for p in payloads] for d in readers}
