@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 import struct
 from collections.abc import Sequence
@@ -95,6 +96,7 @@ class SaveFile:
     _plaintext: bytes = b""
     _records: list[Record] = attrs.field(factory=list)
     _key: bytes | None = None
+    _plaintext_md5: str | None = None  # from a header: the plaintext its IV was used for
 
     # -- describing -------------------------------------------------------------------
 
@@ -110,6 +112,76 @@ class SaveFile:
         if self.compression is not None:
             out["compression"] = self.compression.mode_name
         return out
+
+    def header(self) -> dict[str, Any]:
+        """Everything but the values that :meth:`from_header` needs to write this file again:
+        the layers with their parameters (a Godot 4 IV, a gzip OS byte) and each record's
+        slack.  JSON-ready; the key or password is never part of it."""
+        out: dict[str, Any] = {"godot_formats_save": 1, "container": self.container,
+                               "dialect": self.dialect.name, "byteorder": self.byteorder}
+        if self.encryption is not None:
+            out["encryption"] = _info_to_json(self.encryption)
+            out["encryption"]["plaintext_md5"] = hashlib.md5(self._plaintext).hexdigest()
+        if self.compression is not None:
+            out["compression"] = _info_to_json(self.compression)
+        if self.settings_info is not None:
+            out["settings"] = _info_to_json(self.settings_info)
+        slack = [r.payload[r.value_end:].hex() for r in self._records] if self.container == "store_var" else []
+        if any(slack):
+            out["slack"] = slack
+        return out
+
+    @classmethod
+    def from_header(cls, header: dict[str, Any], values: list[Any], *, password: str | None = None,
+                    key: bytes | None = None, allow_objects: bool = False) -> SaveFile:
+        """A save file to write ``values`` with the layers a :meth:`header` describes.
+
+        Values equal to what a record held keep that record's slack; the IV of a Godot 4
+        file is kept only if the plaintext is the same bytes (it never encrypts two
+        plaintexts).
+        """
+        if not isinstance(header, dict) or header.get("godot_formats_save") != 1:
+            raise DecodeError(0, "not a godot-formats save header")
+        try:
+            d = get_dialect(header["dialect"])
+            container = header["container"]
+            if container not in ("store_var", "var_to_bytes", "project_settings", "base64", "text"):
+                raise ValueError(f"unknown container {container!r}")
+            encryption = compression = settings = None
+            md5 = None
+            if "encryption" in header:
+                from .encryption import GdecInfo
+                encryption = _info_from_json(GdecInfo, header["encryption"])
+                md5 = header["encryption"].get("plaintext_md5")
+            if "compression" in header:
+                from .compression import GcpfInfo
+                compression = _info_from_json(GcpfInfo, header["compression"])
+            if "settings" in header:
+                from .project_settings import EcfgInfo
+                settings = _info_from_json(EcfgInfo, header["settings"])
+            byteorder = header.get("byteorder", "little")
+            if byteorder not in _PREFIX:
+                raise ValueError(f"byteorder {byteorder!r}")
+            slack = [bytes.fromhex(h) for h in header.get("slack", [])]
+        except (KeyError, ValueError, TypeError) as e:
+            raise DecodeError(0, f"a save header that cannot be used: {e}") from None
+        encoder = encoder_for(d, allow_objects)
+        records = []
+        for i, v in enumerate(values if container == "store_var" else []):
+            extra = slack[i] if i < len(slack) else b""
+            try:
+                blob = encoder.encode(v)
+            except EncodeError:
+                blob = b""
+            records.append(Record(0, blob + extra, len(blob)))
+        use_key = key
+        if use_key is None and password is not None:
+            from .encryption import key_from_password
+            use_key = key_from_password(password)
+        sf = cls(list(values), d, container, byteorder=byteorder, encryption=encryption, compression=compression,
+                 settings_info=settings, allow_objects=allow_objects, records=records, key=use_key,
+                 plaintext_md5=md5)
+        return sf
 
     # -- writing ------------------------------------------------------------------------
 
@@ -199,10 +271,33 @@ class SaveFile:
                 raise EncodeError("the file is encrypted: give the password or key to write it")
             version = 3 if target.major <= 3 else 4
             info = self.encryption
-            if info.version != version or data != self._plaintext:
-                info = GdecInfo.for_version(version)  # a fresh IV: never reuse one for other bytes
+            same = plaintext == self._plaintext or hashlib.md5(plaintext).hexdigest() == self._plaintext_md5
+            if info.version != version:
+                info = GdecInfo.for_version(version)  # the target engine's layout, a fresh IV
+            elif not same and info.iv is not None:
+                info = attrs.evolve(info, iv=None)  # a fresh IV: never one IV for two plaintexts
             data = write_gdec(data, info, key=use_key)
         return data
+
+
+def _info_to_json(info: Any) -> dict[str, Any]:
+    """A layer's attrs description as JSON: bytes as hex strings."""
+    out: dict[str, Any] = {}
+    for field in attrs.fields(type(info)):
+        v = getattr(info, field.name)
+        out[field.name] = v.hex() if isinstance(v, (bytes, bytearray)) else v
+    return out
+
+
+def _info_from_json(cls: Any, data: dict[str, Any]) -> Any:
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__} is described by an object")
+    kwargs = {}
+    for field in attrs.fields(cls):
+        if field.name in data:
+            v = data[field.name]
+            kwargs[field.name] = bytes.fromhex(v) if isinstance(v, str) and "bytes" in str(field.type) else v
+    return cls(**kwargs)
 
 
 def _record_path(i: int, n: int) -> str:
