@@ -124,6 +124,8 @@ class SaveFile:
             out["encryption"]["plaintext_md5"] = hashlib.md5(self._plaintext).hexdigest()
         if self.compression is not None:
             out["compression"] = _info_to_json(self.compression)
+            if isinstance(self.compression, BareStream):
+                out["compression"]["bare"] = True
         if self.settings_info is not None:
             out["settings"] = _info_to_json(self.settings_info)
         slack = [r.payload[r.value_end:].hex() for r in self._records] if self.container == "store_var" else []
@@ -155,7 +157,8 @@ class SaveFile:
                 md5 = header["encryption"].get("plaintext_md5")
             if "compression" in header:
                 from .compression import GcpfInfo
-                compression = _info_from_json(GcpfInfo, header["compression"])
+                cls = BareStream if header["compression"].get("bare") else GcpfInfo
+                compression = _info_from_json(cls, header["compression"])
             if "settings" in header:
                 from .project_settings import EcfgInfo
                 settings = _info_from_json(EcfgInfo, header["settings"])
@@ -261,7 +264,10 @@ class SaveFile:
 
     def _wrap(self, plaintext: bytes, target: Dialect, password: str | None, key: bytes | None) -> bytes:
         data = plaintext
-        if self.compression is not None:
+        if isinstance(self.compression, BareStream):
+            from .compression import compress
+            data = compress(data, self.compression.mode)
+        elif self.compression is not None:
             from .compression import write_gcpf
             data = write_gcpf(data, self.compression)
         if self.encryption is not None:
@@ -322,13 +328,16 @@ def _read_all(file: FileLike) -> tuple[bytes, Path | None]:
 
 def open(file: FileLike, *, password: str | None = None, key: bytes | None = None,
          dialect: str | Dialect | None = None, allow_objects: bool = False,
-         max_size: int = DEFAULT_MAX_FILE_SIZE, salvage: bool = False) -> SaveFile:
+         max_size: int = DEFAULT_MAX_FILE_SIZE, salvage: bool = False,
+         compressed: str | int | None = None) -> SaveFile:
     """Open a save file of any engine version and layer; see the module docstring.
 
     ``password`` or ``key`` (32 bytes) opens an encrypted file.  ``dialect`` skips
     detection; without it an ambiguous file raises :class:`AmbiguousDialectError`.
     ``salvage`` keeps every intact record of a damaged ``store_var`` file and records
-    what ended it in ``damage``, instead of raising.  Every failure is a
+    what ended it in ``damage``, instead of raising.  ``compressed`` names the mode
+    (``"deflate"``, ``2`` ...) of a bare ``PackedByteArray.compress`` stream, which has
+    no header to recognise it by.  Every failure is a
     :class:`~godot_formats.DecodeError` naming the offset (in the file, or in the
     decrypted/decompressed data, as the message says).
     """
@@ -344,6 +353,11 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     elif magic in (b"GCPF", b"RSCC"):
         from .compression import read_gcpf
         data, compression = read_gcpf(raw, max_size=max_size)
+    elif compressed is not None:
+        from .compression import decompress
+        mode = _mode_id(compressed)
+        data = decompress(raw, mode, max_size=max_size)
+        compression = BareStream(mode)
     if data[:4] == b"ECFG":
         return _open_settings(raw, data, path, dialect, encryption, compression, use_key, max_size)
     container = "store_var"
@@ -352,6 +366,27 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
         data, container = base64_text, "base64"
     return _open_variants(raw, data, path, container, dialect, allow_objects, encryption, compression, use_key,
                           salvage)
+
+
+@attrs.frozen
+class BareStream:
+    """The layer of a bare ``PackedByteArray.compress(mode)`` stream: one stream, no header."""
+
+    mode: int
+
+    @property
+    def mode_name(self) -> str:
+        from .compression import mode_info
+        return f"{mode_info(self.mode).name} (bare stream)"
+
+
+def _mode_id(mode: str | int) -> int:
+    from .compression import MODES
+    for m in MODES:
+        names = (m.name.lower(), f"compression_{m.name}".lower())
+        if mode == m.id or (isinstance(mode, str) and mode.lower() in names):
+            return m.id
+    raise ValueError(f"unknown compression mode {mode!r}; one of {', '.join(m.name for m in MODES)}")
 
 
 def _as_base64(data: bytes) -> bytes | None:
@@ -415,6 +450,14 @@ def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, d
         d = get_dialect(dialect) if dialect is not None else get_dialect(f"godot{prefer or 4}")
         return SaveFile([text], d, "text", encryption=encryption, compression=compression, path=path,
                         raw=raw, plaintext=data, key=use_key)
+    if isinstance(compression, BareStream):
+        # One var_to_bytes value; FastLZ gives at least 16 bytes (the engine pads shorter input), so bytes
+        # after the value are the padding: read as the engine's decompress(buffer_size) would.
+        bare = _bare_value(data, dialect, allow_objects, trailing=True)
+        if bare is None:
+            raise DecodeError(0, "the decompressed stream holds no value in any engine version")
+        return SaveFile([bare[1]], bare[0], "var_to_bytes", compression=compression, allow_objects=allow_objects,
+                        path=path, raw=raw, plaintext=data, records=[Record(0, data, bare[2])], key=use_key)
     byteorder = "little"
     records = None if container == "base64" else _frames(data, "little")
     if records is None and container != "base64":
@@ -425,7 +468,7 @@ def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, d
     if records is None:
         bare = _bare_value(data, dialect, allow_objects)
         if bare is not None:
-            d, value = bare
+            d, value, _ = bare
             container = "var_to_bytes" if container != "base64" else container
             return SaveFile([value], d, container, encryption=encryption, compression=compression,
                             allow_objects=allow_objects, path=path, raw=raw, plaintext=data,
@@ -459,6 +502,15 @@ def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, d
             where = f"record {i + 1} of {len(records)}: " if len(records) > 1 else ""
             raise DecodeError(r.offset + 4 + e.offset, f"{where}{e.reason}") from None
         values.append(value)
+    if damage is None and container != "base64" and any(r.value_end != len(r.payload) for r in records):
+        # Frames that only read with slack lose to a complete reading of the whole file as one
+        # value (var_to_bytes([1, 2, 3]) starts with 28 = its length - 4, and would read as a
+        # framed float followed by 20 bytes of "slack").
+        bare = _bare_value(data, dialect, allow_objects)
+        if bare is not None:
+            return SaveFile([bare[1]], bare[0], "var_to_bytes", encryption=encryption, compression=compression,
+                            allow_objects=allow_objects, path=path, raw=raw, plaintext=data,
+                            records=[Record(0, data, len(data))], key=use_key)
     return SaveFile(values, chosen, "store_var", byteorder=byteorder, encryption=encryption,
                     compression=compression, allow_objects=allow_objects, path=path, damage=damage,
                     raw=raw, plaintext=data, records=records, key=use_key)
@@ -474,21 +526,24 @@ def _config_text(data: bytes) -> str | None:
     return text if first in ("[", ";") and "\0" not in text else None
 
 
-def _bare_value(data: bytes, dialect: str | Dialect | None, allow_objects: bool) -> tuple[Dialect, Any] | None:
-    """A file that is one ``var_to_bytes`` value, read completely, or None."""
+def _bare_value(data: bytes, dialect: str | Dialect | None, allow_objects: bool,
+                trailing: bool = False) -> tuple[Dialect, Any, int] | None:
+    """A file that is one ``var_to_bytes`` value, read completely (or followed by ``trailing``
+    bytes), as (dialect, value, end), or None."""
     if dialect is not None:
         d = get_dialect(dialect)
         try:
             value, end = decoder_for(d, allow_objects).decode(data)
         except DecodeError:
             return None
-        return (d, value) if end == len(data) else None
-    candidates = [c for c in detect(data) if c.complete and not c.framed]
+        return (d, value, end) if trailing or end == len(data) else None
+    candidates = [c for c in detect(data) if (c.complete or trailing) and not c.framed and c.confidence > 0]
     if not candidates:
         return None
     readers = [get_dialect(c.dialect) for c in candidates if c.ambiguous] or [get_dialect(candidates[0].dialect)]
     d = _pick(readers, [data], allow_objects)
-    return d, decoder_for(d, allow_objects).decode(data)[0]
+    value, end = decoder_for(d, allow_objects).decode(data)
+    return d, value, end
 
 
 def _choose_dialect(payloads: list[bytes], dialect: str | Dialect | None, allow_objects: bool,

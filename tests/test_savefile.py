@@ -14,6 +14,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import oracles
 import pytest
 from conftest import FIXTURES, read_jsonl
 
@@ -191,3 +192,73 @@ def test_wrong_or_missing_password_says_so() -> None:
         gf.open(data, password="hunter3")
     with pytest.raises(PasswordRequiredError, match="password"):
         gf.open(data)
+
+
+# -- the real Godot 4.6 reads what a migration wrote -----------------------------------------
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(oracles.godot4_available() is not None, reason=str(oracles.godot4_available()))
+def test_godot4_reads_migrated_godot3_saves_as_its_own_values() -> None:
+    """Godot 3.2.3's encrypted save and its compressed saves (every mode), migrated with
+    ``SaveFile.save(dialect="godot4")``, opened by Godot 4.6 with ``open_encrypted_with_pass`` /
+    ``open_compressed`` and read with ``get_var``: the engine's ``var_to_bytes`` of what it read
+    equals its own ``var_to_bytes`` of the same save (fixtures g4_*_save, g4_enc_pass_hunter2)."""
+    g3 = {r["name"]: r for r in read_jsonl(CONTAINERS / "godot3_containers.jsonl")}
+    g4 = {r["name"]: r for r in read_jsonl(CONTAINERS / "godot4_containers.jsonl")}
+    files = {"enc": gf.open(bytes.fromhex(g3["g3_enc_pass_hunter2"]["file_hex"]), password="hunter2")}
+    for mode in ("m0", "m1", "m2", "m3"):
+        files[mode] = gf.open(bytes.fromhex(g3[f"g3_cmp_{mode}_save"]["file_hex"]))
+    migrated = {tag: sf.to_bytes(dialect="godot4")[0] for tag, sf in files.items()}
+    assert all(data[:4] == (b"GDEC" if tag == "enc" else b"GCPF") for tag, data in migrated.items())
+    opens = "\n".join(
+        f'\tput("user://{tag}.bin", "{data.hex()}")\n'
+        + (f'\tdump("{tag}", FileAccess.open_encrypted_with_pass("user://{tag}.bin", FileAccess.READ, "hunter2"))'
+           if tag == "enc" else
+           f'\tdump("{tag}", FileAccess.open_compressed("user://{tag}.bin", FileAccess.READ, {tag[1]}))')
+        for tag, data in migrated.items())
+    script = f"""extends Node
+func dump(tag: String, f: FileAccess) -> void:
+\tif f == null:
+\t\tprint("@@%s FAILED %d" % [tag, FileAccess.get_open_error()])
+\t\treturn
+\twhile f.get_position() < f.get_length():
+\t\tprint("@@%s %s" % [tag, var_to_bytes(f.get_var()).hex_encode()])
+\tf.close()
+func put(path: String, hex: String) -> void:
+\tvar w := FileAccess.open(path, FileAccess.WRITE)
+\tw.store_buffer(hex.hex_decode())
+\tw.close()
+func _ready() -> void:
+{opens}
+\tget_tree().quit()
+"""
+    out = oracles.godot4_run(script)
+    got: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        if line.startswith("@@"):
+            tag, rest = line[2:].split(" ", 1)
+            got.setdefault(tag, []).append(rest)
+    assert got["enc"] == g4["g4_enc_pass_hunter2"]["value_hex"], out
+    for mode in ("m0", "m1", "m2", "m3"):
+        assert got[mode] == g4[f"g4_cmp_{mode}_save"]["value_hex"], (mode, out)
+
+
+# -- compressed saves and bare compressed streams --------------------------------------------
+
+@pytest.mark.parametrize("engine", ["godot3", "godot4"])
+def test_every_engine_compressed_file_opens_and_rewrites_exactly(engine: str) -> None:
+    for r in _records(engine, "compressed"):
+        data = bytes.fromhex(r["file_hex"])
+        sf = gf.open(data, dialect=engine)
+        assert sf.compression.mode == int(r["params"]["mode"]), r["name"]
+        assert [gf.dumps(v, engine) for v in sf.values] == [bytes.fromhex(h) for h in r["value_hex"]], r["name"]
+        assert sf.to_bytes()[0] == data, r["name"]
+
+
+@pytest.mark.parametrize("engine", ["godot3", "godot4"])
+def test_bare_compressed_streams_open_given_their_mode(engine: str) -> None:
+    for r in _records(engine, "raw_compressed"):
+        sf = gf.open(bytes.fromhex(r["file_hex"]), compressed=int(r["params"]["mode"]), dialect=engine)
+        assert sf.container == "var_to_bytes"
+        assert [gf.dumps(v, engine) for v in sf.values] == [bytes.fromhex(h) for h in r["value_hex"]], r["name"]
