@@ -262,3 +262,71 @@ def test_bare_compressed_streams_open_given_their_mode(engine: str) -> None:
         sf = gf.open(bytes.fromhex(r["file_hex"]), compressed=int(r["params"]["mode"]), dialect=engine)
         assert sf.container == "var_to_bytes"
         assert [gf.dumps(v, engine) for v in sf.values] == [bytes.fromhex(h) for h in r["value_hex"]], r["name"]
+
+
+# -- every layer is untrusted ------------------------------------------------------------------
+
+def _all_files() -> list[tuple[str, bytes, dict[str, Any]]]:
+    out = []
+    for engine in ("godot3", "godot4"):
+        for r in read_jsonl(CONTAINERS / f"{engine}_containers.jsonl"):
+            kw = _open_kwargs(r) if r["container"] == "encrypted" else {}
+            out.append((r["name"], bytes.fromhex(r["file_hex"]), kw))
+    return out
+
+
+def test_cut_and_flipped_files_give_only_the_librarys_errors() -> None:
+    """Every engine file, cut at 40 points and with single bytes changed at 40 places: a value or one of
+    our errors (a ValueError subclass), never another exception, and never a hang."""
+    for name, data, kw in _all_files():
+        cuts = sorted({len(data) * i // 40 for i in range(40)})
+        variants = [data[:c] for c in cuts]
+        variants += [data[:p] + bytes([data[p] ^ 0x5A]) + data[p + 1:] for p in cuts if p < len(data)]
+        for blob in variants:
+            try:
+                gf.open(blob, allow_objects=True, **kw)
+            except gf.GodotFormatsError:
+                pass
+            except (AmbiguousDialectError, EOFError):
+                pass
+
+
+def test_layers_refuse_lying_sizes_before_allocating() -> None:
+    import tracemalloc
+    lying = [
+        b"GCPF" + u(1) + u(4096) + u(0xFFFFFFFF) + u(10) + b"\0" * 10 + b"GCPF",  # 4 GiB claimed
+        b"GDEC" + u(1) + b"\0" * 16 + struct.pack("<Q", 2**62),  # Godot 3 layout, 2**62 bytes claimed
+        b"GDEC" + b"\0" * 16 + struct.pack("<Q", 2**62) + b"\0" * 16 + b"\0" * 16,
+        u(0x7FFFFFF0) + u(2),  # a store_var frame claiming 2 GiB
+    ]
+    for blob in lying:
+        tracemalloc.start()
+        try:
+            with pytest.raises(gf.DecodeError):
+                gf.open(blob, password="x")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 1 << 20, (blob[:8], peak)
+
+
+def test_a_decompression_bomb_is_refused_by_max_size() -> None:
+    import tracemalloc
+    import zlib
+    small = zlib.compress(b"\0" * 4096, 9)
+    total = 16 << 20  # 16 MiB of zeros in 4097 well-formed blocks: an 80 KB file
+    blocks = total // 4096 + 1
+    data = b"GCPF" + u(1) + u(4096) + u(total) + u(len(small)) * (blocks - 1) + u(8) + small * (blocks - 1) \
+        + zlib.compress(b"") + b"GCPF"
+    with pytest.raises(gf.DecodeError, match="max_size"):
+        gf.open(data, max_size=1 << 20)
+    bomb = zlib.compress(b"\0" * (32 << 20), 9)  # one block that inflates to 32 MiB instead of 12 bytes
+    data = b"GCPF" + u(1) + u(4096) + u(12) + u(len(bomb)) + bomb + b"GCPF"
+    tracemalloc.start()
+    try:
+        with pytest.raises(gf.DecodeError):
+            gf.open(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
