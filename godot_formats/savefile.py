@@ -157,8 +157,8 @@ class SaveFile:
                 md5 = header["encryption"].get("plaintext_md5")
             if "compression" in header:
                 from .compression import GcpfInfo
-                cls = BareStream if header["compression"].get("bare") else GcpfInfo
-                compression = _info_from_json(cls, header["compression"])
+                layer: Any = BareStream if header["compression"].get("bare") else GcpfInfo
+                compression = _info_from_json(layer, header["compression"])
             if "settings" in header:
                 from .project_settings import EcfgInfo
                 settings = _info_from_json(EcfgInfo, header["settings"])
@@ -343,7 +343,8 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     """
     raw, path = _read_all(file)
     data = raw
-    encryption = compression = None
+    encryption: Any = None
+    compression: Any = None
     use_key = None
     magic = raw[:4]
     if magic in (b"GDEC", b"CEDG"):

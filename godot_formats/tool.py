@@ -20,7 +20,10 @@ from pathlib import Path
 
 from . import __version__, dialect_names
 from .errors import GodotFormatsError
-from .files import TEMP_MARK, is_temp_name, write_atomic, write_target  # noqa: F401  (shared by the commands)
+from .files import TEMP_MARK as TEMP_MARK  # the commands' shared helpers, re-exported
+from .files import is_temp_name as is_temp_name
+from .files import write_atomic as write_atomic
+from .files import write_target as write_target
 
 #: Subcommand modules in godot_formats.commands, in the order --help lists them.
 COMMANDS = ("dump", "load", "explain", "convert", "detect")

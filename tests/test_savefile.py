@@ -278,7 +278,7 @@ def _all_files() -> list[tuple[str, bytes, dict[str, Any]]]:
 def test_cut_and_flipped_files_give_only_the_librarys_errors() -> None:
     """Every engine file, cut at 40 points and with single bytes changed at 40 places: a value or one of
     our errors (a ValueError subclass), never another exception, and never a hang."""
-    for name, data, kw in _all_files():
+    for _name, data, kw in _all_files():
         cuts = sorted({len(data) * i // 40 for i in range(40)})
         variants = [data[:c] for c in cuts]
         variants += [data[:p] + bytes([data[p] ^ 0x5A]) + data[p + 1:] for p in cuts if p < len(data)]
