@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import struct
 import sys
 import time
@@ -27,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from strategies import floats_sharing_a_hash  # noqa: E402
 
 import godot_formats as gf  # noqa: E402
 from godot_formats import explain as explain_mod  # noqa: E402
@@ -34,18 +36,6 @@ from godot_formats import jsonform  # noqa: E402
 
 u = struct.Struct("<I").pack
 FLOAT64 = 3 | 1 << 16
-
-
-def floats_sharing_a_hash(h: int) -> list[float]:
-    p = (1 << 61) - 1
-    found = set()
-    for e in range(-1074, 972):
-        a = h * pow(2, -e % 61, p) % p
-        if 0 < a < 1 << 53:
-            x = math.ldexp(a, e)
-            if x and not math.isinf(x) and hash(x) == h:
-                found.add(x)
-    return sorted(found)
 
 
 def nested_keys(n: int) -> bytes:

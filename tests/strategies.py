@@ -115,6 +115,20 @@ def values(dialect: str | Dialect, max_leaves: int = 12) -> st.SearchStrategy[An
 
 # --- hostile shapes (issue 13): keys that nest, keys chosen to collide, NaN keys -------------
 
+def floats_sharing_a_hash(h: int) -> list[float]:
+    """Distinct floats x with hash(x) == h: Python hashes numbers without a random seed
+    (hash(a * 2**e) == a * 2**(e mod 61) mod 2**61-1), so an attacker can pick them."""
+    p = (1 << 61) - 1
+    found = set()
+    for e in range(-1074, 972):
+        a = h * pow(2, -e % 61, p) % p
+        if 0 < a < 1 << 53:
+            x = math.ldexp(a, e)
+            if x and not math.isinf(x) and hash(x) == h:
+                found.add(x)
+    return sorted(found)
+
+
 #: Floats x with hash(x) == 1 (Python hashes numbers without a random seed): 2**(61*j).
 COLLIDING_FLOATS = [2.0 ** (61 * j) for j in range(-17, 17)]
 NANS = [struct.unpack("<d", struct.pack("<Q", bits))[0]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import math
 import struct
 import sys
 import time
@@ -24,6 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, read_jsonl
+from strategies import floats_sharing_a_hash
 
 import godot_formats as gf
 from godot_formats.dialects import PACKED_TYPES, Dialect
@@ -592,20 +592,6 @@ def calls_made(fn: Any) -> int:
     return count
 
 
-def _floats_sharing_a_hash(h: int) -> list[float]:
-    """Distinct floats x with hash(x) == h: Python hashes numbers without a random seed
-    (hash(a * 2**e) == a * 2**(e mod 61) mod 2**61-1), so an attacker can pick them."""
-    p = (1 << 61) - 1
-    found = set()
-    for e in range(-1074, 972):
-        a = h * pow(2, -e % 61, p) % p
-        if 0 < a < 1 << 53:
-            x = math.ldexp(a, e)
-            if x and not math.isinf(x) and hash(x) == h:
-                found.add(x)
-    return sorted(found)
-
-
 def test_number_keys_chosen_to_collide_do_not_go_quadratic() -> None:
     """Hash flooding: only small groups of distinct floats share a hash (ints: at most 4 in
     int64), and every other key type mixes in a per-process random string hash (attrs' class
@@ -613,7 +599,7 @@ def test_number_keys_chosen_to_collide_do_not_go_quadratic() -> None:
     keys: list[float] = []
     h = 1
     while len(keys) < 20_000:
-        keys += _floats_sharing_a_hash(h)
+        keys += floats_sharing_a_hash(h)
         h += 1
     chosen = keys[:20_000]
     data = u32(27, len(chosen)) + b"".join(struct.pack("<Id", 3 | FLAG_64, k) + u32(0) for k in chosen)
