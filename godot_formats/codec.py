@@ -231,7 +231,7 @@ class Decoder:
                 containers[type_id] = _ARRAY
             elif name == "Dictionary":
                 containers[type_id] = _DICT
-            elif name == "Object":
+            elif name == "Object" and dialect.object_format != "header":
                 containers[type_id] = _OBJECT
             else:
                 readers[type_id] = self._reader_for(name)
@@ -641,6 +641,36 @@ class Decoder:
         self._need(pos + 4, end, 8, "RID")
         return t.RID(_u64.unpack_from(buf, pos + 4)[0]), pos + 12
 
+    def _read_Object(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        # Only dialects whose Object is the header alone (Godot 2) read it as a leaf: null.
+        return None, pos + 4
+
+    def _read_Image(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        """Godot 2: format, mipmaps, width, height, data length, data, padding to 4."""
+        pos += 4
+        self._need(pos, end, 20, "Image header")
+        fmt, mipmaps, width, height, n = struct.unpack_from("<5I", buf, pos)
+        start = pos + 20
+        if n > end - start:  # checked before the data is copied
+            raise DecodeError(pos + 16, f"Image data length {n} runs past the end: {end - start} byte(s) left")
+        # Like a PackedByteArray's, the final padding need not be present.
+        return t.Image(fmt, mipmaps, width, height, bytes(buf[start:start + n])), min(start + n + _pad4(n), end)
+
+    def _read_InputEvent(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        """Godot 2: u32 event type, u32 device, u32 size, then the type's payload words.
+
+        How many payload words follow is decided by the event type, as the
+        engine's decoder does; the size word is kept but not trusted.
+        """
+        pos += 4
+        self._need(pos, end, 12, "InputEvent header")
+        kind, device, size = struct.unpack_from("<3I", buf, pos)
+        words = t.INPUT_EVENT_PAYLOAD_WORDS.get(kind, 0)
+        self._need(pos + 12, end, 4 * words, f"InputEvent ({t.InputEvent(kind).type_name}) payload")
+        payload = struct.unpack_from(f"<{words}I", buf, pos + 12)
+        event = t.InputEvent(kind, device, payload, None if size == 12 + 4 * words else size)
+        return event, pos + 12 + 4 * words
+
     def _read_Callable(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
         return t.Callable(), pos + 4
 
@@ -828,6 +858,8 @@ class Encoder:
             t.Callable: self._write_callable,
             t.Signal: self._write_signal,
             t.PackedStringArray: self._write_packed_strings,
+            t.Image: self._write_image,
+            t.InputEvent: self._write_input_event,
         }
         for name, row in MATH_TYPES.items():
             writers[row.cls] = self._math_writer(name)
@@ -956,6 +988,8 @@ class Encoder:
         if not -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(f"int {_int_text(value)} does not fit in 64 bits")
         fits32 = -0x80000000 <= value <= 0x7FFFFFFF
+        if fmt == "i32" and not fits32:
+            raise EncodeError(f"int {_int_text(value)} does not fit in 32 bits ({self.dialect.name} has no 64-bit int)")
         if fmt == "i64":
             out += pack_u32(self._header("int"))
             out += _i64.pack(value)
@@ -1038,6 +1072,10 @@ class Encoder:
         return self._header("Object") | (FLAG_64 if as_id and form == "engine" else 0)
 
     def _write_object_id(self, out: bytearray, value: t.EncodedObjectAsID) -> None:
+        if self.dialect.object_format == "header":  # Godot 2 writes no id: the header alone
+            _u64_field(value.object_id, "object id")
+            out += pack_u32(self._header("Object"))
+            return
         if self.dialect.object_format == "docs4" and self.full_objects:
             raise EncodeError("the 4.x page's Object forms cannot mix ids with full objects")
         out += pack_u32(self._object_header(True))
@@ -1047,6 +1085,9 @@ class Encoder:
         if not self.full_objects:
             raise EncodeError(f"Object {value.class_name} is only written with full_objects=True "
                               "(an instance id is written from EncodedObjectAsID)")
+        if self.dialect.object_format == "header":
+            raise EncodeError(f"{self.dialect.name} cannot write a full Object: "
+                              "its encoder writes the type header alone")
         out += pack_u32(self._object_header(False))
         self._write_raw_name(out, _Name(value.class_name))
         props = value.properties
@@ -1054,6 +1095,22 @@ class Encoder:
         if not props:
             return None
         return chain.from_iterable((_Name(k), v) for k, v in props.items())
+
+    def _write_image(self, out: bytearray, value: t.Image) -> None:
+        out += pack_u32(self._header("Image"))
+        n = len(value.data)
+        out += struct.pack("<5I", value.format, value.mipmaps, value.width, value.height, n)
+        out += value.data
+        out += _PADDING[-n & 3]  # zeros; the engine leaves these bytes unwritten
+
+    def _write_input_event(self, out: bytearray, value: t.InputEvent) -> None:
+        out += pack_u32(self._header("InputEvent"))
+        payload = value.payload
+        words = t.INPUT_EVENT_PAYLOAD_WORDS.get(value.type, 0)
+        if len(payload) != words:
+            raise EncodeError(f"InputEvent {value.type_name} has {words} payload word(s), not {len(payload)}")
+        size = 12 + 4 * words if value.size is None else value.size
+        out += struct.pack(f"<3I{words}I", value.type, value.device, size, *payload)
 
     def _write_callable(self, out: bytearray, value: t.Callable) -> None:
         out += pack_u32(self._header("Callable"))

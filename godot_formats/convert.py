@@ -192,6 +192,12 @@ DOWNGRADES: dict[str, Downgrade] = {
                                     "else an Array of floats", _float64_array),
     "PackedVector4Array": Downgrade("an Array of Vector4 (or, without Vector4, of [x, y, z, w] Arrays)",
                                     _vector4_array),
+    # Godot 2 types that no later version has as a Variant: Godot 3 made input events
+    # Objects (InputEventKey ...) and Image a Resource, neither of which a value can become.
+    "InputEvent": Downgrade("null (Godot 3 and later have no InputEvent Variant: events are Objects)",
+                            lambda v, d: None),
+    "Image": Downgrade("null (Godot 3 and later have no Image Variant: an Image is a Resource)",
+                       lambda v, d: None),
 }
 
 
@@ -606,7 +612,8 @@ class _Converter:
             return path, name, None
         if not by_path and isinstance(value, str):
             self.loss(path, f"{self.target.name} embeds the Script object, not a path: script "
-                            f"{t.value_repr(value, 60)} written as null (the engine then ignores the script's properties)", value, None)
+                            f"{t.value_repr(value, 60)} written as null (the engine then ignores the "
+                            "script's properties)", value, None)
             return path, name, None
         return entry
 

@@ -181,7 +181,8 @@ class Dialect:
     rid_format: str = "u64"
     #: Object forms: "engine" (NIL for null, flag + u64 for an id, padded class and
     #: property names), "docs4" (the 4.x page: no flag, unpadded names, the mode
-    #: decided by allow_objects), "unsupported".
+    #: decided by allow_objects), "header" (Godot 2: the type header alone, read
+    #: as null), "unsupported".
     object_format: str = "engine"
     #: How a full Object's ``script`` property is stored: "object" (the Script
     #: itself, embedded: 3.x and 4.0-4.2) or "path" (its res:// path: 4.3+).
@@ -196,7 +197,7 @@ class Dialect:
     node_path_old_format: bool = False
     #: UTF-8 encoded surrogates are accepted in strings (3.x parse_utf8 did).
     utf8_surrogates: bool = False
-    #: Engine major version the bytes belong to (3 or 4).
+    #: Engine major version the bytes belong to (2, 3 or 4).
     major: int = 4
     #: What a documented dialect's page says that the engines do not.
     notes: tuple[str, ...] = ()
@@ -208,7 +209,8 @@ class Dialect:
     @property
     def key_rules(self) -> KeyRules:
         """How this version's engine tells Dictionary keys apart (measured on 3.2.3 and 4.6)."""
-        return GODOT3_KEYS if self.major == 3 else GODOT4_KEYS
+        # Godot 2 shares Godot 3's Variant comparison lineage; no 2.x engine runs here to measure it.
+        return GODOT3_KEYS if self.major <= 3 else GODOT4_KEYS
 
     def type_id(self, name: str) -> int | None:
         """The wire id of a Godot 4 type name, or None when this dialect lacks it."""
@@ -235,12 +237,22 @@ class Dialect:
 
 
 _REGISTRY: dict[str, Dialect] = {}
+#: Dialects found by name but left out of :func:`dialect_names` (see ``register``).
+_UNLISTED: set[str] = set()
 
 
-def register(dialect: Dialect, *aliases: str) -> Dialect:
-    """Make a dialect available by name (``loads(data, dialect="name")``)."""
+def register(dialect: Dialect, *aliases: str, listed: bool = True) -> Dialect:
+    """Make a dialect available by name (``loads(data, dialect="name")``).
+
+    ``listed=False`` keeps it out of :func:`dialect_names`, which is what
+    ``detect`` tries and the command line offers: for a dialect whose bytes are,
+    without its rare markers, identical to a listed one's, so that listing it
+    would make every blob of the other ambiguous.
+    """
     for key in (dialect.name, *aliases):
         _REGISTRY[key] = dialect
+    if not listed:
+        _UNLISTED.add(dialect.name)
     return dialect
 
 
@@ -254,11 +266,28 @@ def get_dialect(dialect: str | Dialect) -> Dialect:
 
 
 def dialect_names() -> list[str]:
-    """The names of every registered dialect (aliases excluded)."""
-    return sorted({d.name for d in _REGISTRY.values()})
+    """The names of every listed dialect (aliases and ``listed=False`` ones excluded)."""
+    return sorted({d.name for d in _REGISTRY.values()} - _UNLISTED)
 
 
 GODOT4_TYPES = TYPE_NAMES
+
+# Godot 2.x (2.0-2.1.6): ids 0-28, with IMAGE (15) and INPUT_EVENT (19), which Godot 3
+# dropped before renumbering the rest.  Their names are not Godot 4 type names: no
+# later version has them (the converter reports them as losses).
+GODOT2_TYPES = (
+    "Nil", "bool", "int", "float", "String", "Vector2", "Rect2", "Vector3", "Transform2D",
+    "Plane", "Quaternion", "AABB", "Basis", "Transform3D", "Color", "Image", "NodePath", "RID",
+    "Object", "InputEvent", "Dictionary", "Array", "PackedByteArray", "PackedInt32Array",
+    "PackedFloat32Array", "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
+    "PackedColorArray",
+)
+GODOT2_NAMES = {
+    "Transform2D": "Matrix32", "Quaternion": "Quat", "Basis": "Matrix3", "Transform3D": "Transform",
+    "PackedByteArray": "RawArray", "PackedInt32Array": "IntArray", "PackedFloat32Array": "RealArray",
+    "PackedStringArray": "StringArray", "PackedVector2Array": "Vector2Array",
+    "PackedVector3Array": "Vector3Array", "PackedColorArray": "ColorArray",
+}
 GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
 
 GODOT3 = register(Dialect(
@@ -271,6 +300,20 @@ GODOT30 = register(attrs.evolve(
     description="Godot 3.0.x: as godot3, but every int is written 64-bit (fixed in 3.1)",
     int_format="flag64",
 ))
+GODOT2 = register(Dialect(
+    # From the 2.x marshalls.cpp (decode_variant/encode_variant) and six engine.cfb files
+    # exported by 2.1.1-2.1.6 (no 2.x engine runs here): the decoder compares the whole
+    # header word with VARIANT_MAX (so no flag bits: INT and REAL are always 4 bytes),
+    # Arrays/Dictionaries may carry the "shared" bit 31 (masked), NodePath has the old
+    # string form and the property flag, RID and Object are the header alone.
+    "godot2", "Godot 2.0-2.1 (29 types with Image and InputEvent; 32-bit int and float)", GODOT2_TYPES,
+    native_names=GODOT2_NAMES, major=2, type_mask=0xFFFFFFFF, math_flag_64=False, int_format="i32",
+    float_format="f32", rid_format="none", object_format="header", node_path_old_format=True,
+    utf8_surrogates=True, object_script="object",
+), "godot2.0", "godot2.1", listed=False)
+# Unlisted: a Godot 2 value without an Image or InputEvent (or a "shared" bit) is byte for
+# byte a Godot 3 one, so detect() would call every Godot 3 blob ambiguous; and explain,
+# text and the command line do not know its Object/Image/InputEvent yet.  Use it by name.
 GODOT40 = register(Dialect(
     "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES, object_script="object",
 ), "godot4.1", "godot4.2")

@@ -41,7 +41,7 @@ __all__ = [
     "PackedInt64Array", "PackedFloat32Array", "PackedFloat64Array",
     "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
     "PackedColorArray", "PackedVector4Array", "godot_key", "value_repr", "KeyRules", "GODOT3_KEYS",
-    "GODOT4_KEYS", "GODOT_TYPE_NAMES", "godot_type_name",
+    "GODOT4_KEYS", "GODOT_TYPE_NAMES", "godot_type_name", "InputEvent", "Image",
 ]
 
 def _real(default: float = 0.0) -> Any:
@@ -410,6 +410,63 @@ class Callable:
 class Signal:
     name: str = ""
     object_id: int = _int()
+
+
+# --- Godot 2 only ----------------------------------------------------------------
+
+#: Godot 2 ``InputEvent::Type`` values, and the number of u32 payload words its
+#: encoder writes after the 12-byte event header for each (the rest write none).
+INPUT_EVENT_TYPES = ("NONE", "KEY", "MOUSE_MOTION", "MOUSE_BUTTON", "JOYSTICK_MOTION", "JOYSTICK_BUTTON",
+                     "SCREEN_TOUCH", "SCREEN_DRAG", "ACTION")
+INPUT_EVENT_PAYLOAD_WORDS = {1: 2, 3: 1, 4: 1, 5: 1, 6: 1}
+
+
+def _u32_field() -> Any:
+    return attrs.field(converter=int, default=0)
+
+
+def _words(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(int(v) for v in values)
+
+
+@attrs.frozen
+class InputEvent:
+    """A Godot 2 ``InputEvent`` Variant (type 19; Godot 3 made events Objects).
+
+    Kept as the raw u32 fields the engine writes, not as a decoded event, so a
+    value read from a file is written back byte for byte and nothing about the
+    event is guessed: ``type`` (see :data:`INPUT_EVENT_TYPES`), ``device``, and
+    ``payload``, the words for that type (KEY: modifier mask, scancode;
+    MOUSE_BUTTON, JOYSTICK_BUTTON: button index; SCREEN_TOUCH: index;
+    JOYSTICK_MOTION: axis).  ``size`` is the third header word, which the
+    engine sets to 12 + 4 * len(payload) and never reads: None means exactly
+    that; a file holding anything else keeps its number here.
+    """
+
+    type: int = _u32_field()
+    device: int = _u32_field()
+    payload: tuple[int, ...] = attrs.field(converter=_words, default=())
+    size: int | None = None
+
+    @property
+    def type_name(self) -> str:
+        return INPUT_EVENT_TYPES[self.type] if self.type < len(INPUT_EVENT_TYPES) else f"type {self.type}"
+
+
+@attrs.frozen
+class Image:
+    """A Godot 2 ``Image`` Variant (type 15; an Image is a Resource from Godot 3 on).
+
+    The raw fields as the engine writes them (``format`` is Godot 2's
+    ``Image::Format`` number, kept as a number because nothing here decodes pixels),
+    so the value is written back byte for byte.
+    """
+
+    format: int = _u32_field()
+    mipmaps: int = _u32_field()
+    width: int = _u32_field()
+    height: int = _u32_field()
+    data: bytes = attrs.field(converter=bytes, default=b"")
 
 
 # --- typed containers ----------------------------------------------------------
@@ -1014,6 +1071,8 @@ GODOT_TYPE_NAMES: dict[type, str] = {
         Quaternion, AABB, Basis, Transform3D, Projection, Color, StringName, NodePath, RID, Callable,
         Signal, PackedInt32Array, PackedInt64Array, PackedFloat32Array, PackedFloat64Array,
         PackedStringArray, PackedVector2Array, PackedVector3Array, PackedColorArray, PackedVector4Array)},
+    # Godot 2 only: no later version has these types (the converter reports them as losses).
+    InputEvent: "InputEvent", Image: "Image",
 }
 
 

@@ -244,6 +244,11 @@ def test_renames_are_not_losses() -> None:
         assert losses == [] and new == value
 
 
+#: Types only Godot 2 has: their values come from the godot2 dialect.  Their rows are not
+#: in docs/convert.md yet (that page belongs to another change): the docs test skips them.
+GODOT2_ONLY = ("InputEvent", "Image")
+
+
 @pytest.mark.parametrize("name", sorted(DOWNGRADES))
 def test_every_downgrade_row_writes_what_the_target_has(name: str) -> None:
     samples = {
@@ -251,12 +256,15 @@ def test_every_downgrade_row_writes_what_the_target_has(name: str) -> None:
         "Vector4i": gf.Vector4i(), "Projection": gf.Projection(), "StringName": gf.StringName("s"),
         "Callable": gf.Callable(), "Signal": gf.Signal("ready", 5), "PackedInt64Array": gf.PackedInt64Array([1 << 40]),
         "PackedFloat64Array": gf.PackedFloat64Array([0.1]), "PackedVector4Array": gf.PackedVector4Array([gf.Vector4()]),
+        # Godot 2 only (rows for converting godot2 data to later versions)
+        "InputEvent": gf.types.InputEvent(1, 0, (0, 65)), "Image": gf.types.Image(4, 0, 1, 1, b"\1\2\3\4"),
     }
     for target in gf.dialect_names():
         d = gf.get_dialect(target)
         if d.has(name):
             continue
-        new, losses = convert_value([samples[name]], "godot4", target, policy="lossy")
+        source = "godot2" if name in GODOT2_ONLY else "godot4"
+        new, losses = convert_value([samples[name]], source, target, policy="lossy")
         assert losses and losses[0].path == "[0]" and name in losses[0].reason
         gf.dumps(new, target)  # the replacement can be written
 
