@@ -46,11 +46,20 @@ class Loss:
 
     path: str
     reason: str
-    before: Any = None
-    after: Any = None
+    before: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _same(a, b)), hash=False)
+    after: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _same(a, b)), hash=False)
 
     def __str__(self) -> str:
         return f"{self.path or '<root>'}: {self.reason}"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Losses compare their values as data: a NaN in one is the NaN in the other."""
+    from .keys import same_value
+    try:
+        return same_value(a, b)
+    except (TypeError, ValueError):
+        return bool(a == b)
 
 
 class ConversionError(GodotFormatsError):

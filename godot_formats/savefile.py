@@ -209,7 +209,7 @@ class SaveFile:
                 losses += [attrs.evolve(loss, path=_record_path(i, len(values)) + loss.path) for loss in lost]
             values = converted
         plaintext = self._plaintext_of(values, target)
-        if plaintext == self._plaintext and target == self.dialect and password is None and key is None:
+        if self._raw and plaintext == self._plaintext and target == self.dialect and password is None and key is None:
             return self._raw, losses
         return self._wrap(plaintext, target, password, key), losses
 
@@ -240,7 +240,9 @@ class SaveFile:
     def _plaintext_of(self, values: list[Any], target: Dialect) -> bytes:
         if self.container == "project_settings":
             from .project_settings import write_ecfg
-            return write_ecfg(values[0], self.settings_info, target)
+            # The 3.2.3 key-length bug is written back only as it was read: a migration fixes it.
+            bug = bool(self.settings_info.key_length_bug) and target == self.dialect
+            return write_ecfg(values[0], self.settings_info, target, key_length_bug=bug)
         if self.container == "text":
             return str(values[0]).encode("utf-8")
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
@@ -620,7 +622,7 @@ def _open_settings(raw: bytes, data: bytes, path: Path | None, dialect: str | Di
     for name in names:
         d = get_dialect(name)
         try:
-            settings, info = read_ecfg(data, d, allow_objects=True, max_size=max_size)
+            settings, info = read_ecfg(data, d, allow_objects=True, max_size=max_size, strict=dialect is None)
         except DecodeError as e:
             errors.append((d.name, e))
             continue
