@@ -240,9 +240,9 @@ class SaveFile:
     def _plaintext_of(self, values: list[Any], target: Dialect) -> bytes:
         if self.container == "project_settings":
             from .project_settings import write_ecfg
-            # The 3.2.3 key-length bug is written back only as it was read: a migration fixes it.
-            bug = bool(self.settings_info.key_length_bug) and target == self.dialect
-            return write_ecfg(values[0], self.settings_info, target, key_length_bug=bug)
+            # A file of Godot 3.2.3's key-length bug (unreadable by that engine itself) comes back as it
+            # was when nothing changed (to_bytes returns the original bytes); written anew, it is fixed.
+            return write_ecfg(values[0], self.settings_info, target)
         if self.container == "text":
             return str(values[0]).encode("utf-8")
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)

@@ -330,3 +330,32 @@ def test_a_decompression_bomb_is_refused_by_max_size() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 4 << 20
+
+
+# -- project settings ------------------------------------------------------------------------
+
+def test_every_project_settings_file_opens_in_its_engines_dialect_and_rewrites_exactly() -> None:
+    files = [(r, "godot3") for r in _records("godot3", "project_binary")]
+    files += [(r, "godot4") for r in _records("godot4", "project_binary")]
+    files += [(r, "godot2") for r in read_jsonl(CONTAINERS / "godot2_engine_cfb.jsonl")]
+    assert len(files) >= 8
+    for r, engine in files:
+        data = bytes.fromhex(r["file_hex"])
+        sf = gf.open(data)
+        assert sf.container == "project_settings" and sf.dialect.name == engine, r["name"]
+        settings = sf.values[0]
+        assert isinstance(settings, dict) and len(settings) >= 7
+        assert sf.to_bytes()[0] == data, r["name"]
+
+
+def test_the_323_key_length_bug_is_kept_as_read_and_fixed_by_a_change() -> None:
+    r = {x["name"]: x for x in _records("godot3", "project_binary")}["g3_project_binary_unicode_key"]
+    data = bytes.fromhex(r["file_hex"])
+    sf = gf.open(data)
+    key = next(k for k in sf.values[0] if not k.isascii())
+    assert sf.to_bytes()[0] == data
+    sf.values[0][key] = "changed"
+    fixed = sf.to_bytes()[0]
+    raw = key.encode()
+    assert struct.pack("<I", len(raw)) + raw in fixed  # the length in bytes, as 3.3.3 and later write it
+    assert gf.open(fixed).values[0][key] == "changed"
