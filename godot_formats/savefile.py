@@ -241,8 +241,13 @@ class SaveFile:
         if self.container == "project_settings":
             from .project_settings import write_ecfg
             # A file of Godot 3.2.3's key-length bug (unreadable by that engine itself) comes back as it
-            # was when nothing changed (to_bytes returns the original bytes); written anew, it is fixed.
-            return write_ecfg(values[0], self.settings_info, target)
+            # was when nothing changed; written anew, it is fixed.
+            info = self.settings_info
+            if info.key_length_bug and target == self.dialect:
+                as_read = write_ecfg(values[0], info, target, key_length_bug=True)
+                if as_read == self._plaintext:
+                    return as_read
+            return write_ecfg(values[0], info, target)
         if self.container == "text":
             return str(values[0]).encode("utf-8")
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
