@@ -26,7 +26,7 @@ from .files import write_atomic as write_atomic
 from .files import write_target as write_target
 
 #: Subcommand modules in godot_formats.commands, in the order --help lists them.
-COMMANDS = ("dump", "load", "explain", "convert", "detect")
+COMMANDS = ("dump", "load", "explain", "convert", "detect", "unwrap", "wrap", "edit", "set")
 
 EXIT_BAD_INPUT = 1
 EXIT_USAGE = 2
@@ -67,12 +67,19 @@ def read_input(path: str) -> bytes:
     return Path(path).read_bytes()
 
 
-def add_dialect_option(parser: argparse.ArgumentParser, *, allow_auto: bool = True, default: str | None = None) -> None:
+def add_dialect_option(parser: argparse.ArgumentParser, *, allow_auto: bool = True, default: str | None = None,
+                       help_default: str | None = None) -> None:
+    """``--dialect NAME``: every dialect name and alias of the README (``godot3.5``, ``godot4.6`` ...),
+    checked with :func:`godot_formats.get_dialect` and given as the dialect's own name."""
+    from .commands.common import dialect_arg
+
     choices = [*dialect_names(), *(["auto"] if allow_auto else [])]
     parser.add_argument(
-        "--dialect", "-d", choices=choices, default=default or ("auto" if allow_auto else "godot4"),
+        "--dialect", "-d", type=dialect_arg(allow_auto),
+        default=default if default is not None else ("auto" if allow_auto else "godot4"),
         metavar="NAME",
-        help=f"format version: {', '.join(choices)} (default: %(default)s)",
+        help=f"format version: {', '.join(choices)}, or an alias such as godot3.5 or godot4.6 "
+             f"(default: {help_default or '%(default)s'})",
     )
 
 
@@ -106,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except GodotFormatsError as e:
         print(printable(f"godot-formats {args.command}: {e}"), file=sys.stderr)
+        for line in getattr(e, "details", ()):  # commands.common.DetailedError: one line each
+            print(printable(line), file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as e:
         print(printable(f"godot-formats {args.command}: {os_error(e)}"), file=sys.stderr)

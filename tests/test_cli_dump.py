@@ -58,7 +58,7 @@ TEXT_CASES = [("godot4", "dict_nested"), ("godot4", "vector2_0_1"), ("godot4", "
 @pytest.mark.parametrize("engine, name", TEXT_CASES)
 def test_dump_prints_the_engines_own_text(tmp_path: Path, engine: str, name: str) -> None:
     path = engine_file(tmp_path, engine, name)
-    p = run("dump", str(path), "--dialect", engine)
+    p = run("dump", str(path), "--dialect", engine, "--no-header")
     assert p.returncode == 0, p.stderr
     expected = CASES[engine][name]["var_to_str" if engine == "godot4" else "var2str"]
     assert p.stdout.decode() == expected + "\n"
@@ -66,18 +66,18 @@ def test_dump_prints_the_engines_own_text(tmp_path: Path, engine: str, name: str
 
 def test_dump_detects_the_dialect(tmp_path: Path) -> None:
     # PoolVector2Array only exists in Godot 3: auto detection must pick godot3 and its text
-    p = run("dump", str(engine_file(tmp_path, "godot3", "pv2a")))
+    p = run("dump", str(engine_file(tmp_path, "godot3", "pv2a")), "--no-header")
     assert p.returncode == 0 and p.stdout.decode() == CASES["godot3"]["pv2a"]["var2str"] + "\n"
 
 
 def test_dump_json_is_the_lossless_form(tmp_path: Path) -> None:
     path = engine_file(tmp_path, "godot4", "dict_nonstring_keys")
-    p = run("dump", str(path), "--json")
+    p = run("dump", str(path), "--json", "--no-header")
     assert p.returncode == 0
     [value] = loads_json_documents(p.stdout)
     assert gf.dumps(value) == path.read_bytes()
     assert json.loads(p.stdout)["type"] == "Dictionary"
-    compact = run("dump", str(path), "--json", "--compact").stdout.decode()
+    compact = run("dump", str(path), "--json", "--compact", "--no-header").stdout.decode()
     assert compact.count("\n") == 1 and json.loads(compact) == json.loads(p.stdout)
 
 
@@ -99,7 +99,7 @@ def test_dump_tree(tmp_path: Path) -> None:
 
 def test_dump_reads_stdin() -> None:
     blob = bytes.fromhex(CASES["godot4"]["vector2"]["hex"])
-    p = run("dump", "-", "--dialect", "godot4", stdin=blob)
+    p = run("dump", "-", "--dialect", "godot4", "--no-header", stdin=blob)
     assert p.returncode == 0 and p.stdout.decode() == "Vector2(1.5, -2)\n"
 
 
@@ -107,7 +107,7 @@ def test_full_objects_need_allow_objects(tmp_path: Path) -> None:
     path = engine_file(tmp_path, "godot4", "object_resource_with_name", "hex_full_objects")
     err = one_error_line(run("dump", str(path), "--dialect", "godot4"), "dump")
     assert "--allow-objects" in err
-    p = run("dump", str(path), "--dialect", "godot4", "--allow-objects", "--json")
+    p = run("dump", str(path), "--dialect", "godot4", "--allow-objects", "--json", "--no-header")
     assert p.returncode == 0
     [value] = loads_json_documents(p.stdout)
     assert value.class_name == "Resource" and value.properties["resource_name"] == "hello"
@@ -119,9 +119,10 @@ def test_full_objects_need_allow_objects(tmp_path: Path) -> None:
 def test_store_var_files(tmp_path: Path) -> None:
     # FileAccess.store_var("hi") as Godot 4.6 wrote the file: a u32 length, then the value
     path = engine_file(tmp_path, "godot4", "wire_file_store_var_str")
-    p = run("dump", str(path))
+    p = run("dump", str(path), "--no-header")
     assert p.returncode == 0 and p.stdout.decode() == '"hi"\n'
-    assert run("dump", str(path), "--framing", "store_var", "--dialect", "godot4").stdout.decode() == '"hi"\n'
+    p = run("dump", str(path), "--framing", "store_var", "--dialect", "godot4", "--no-header")
+    assert p.stdout.decode() == '"hi"\n'
     one_error_line(run("dump", str(path), "--framing", "none", "--dialect", "godot4"), "dump")
     raw = engine_file(tmp_path, "godot4", "dict_str_int")
     err = one_error_line(run("dump", str(raw), "--framing", "store_var"), "dump")
@@ -130,7 +131,7 @@ def test_store_var_files(tmp_path: Path) -> None:
     tricky = tmp_path / "array.bin"
     tricky.write_bytes(gf.dumps([1, 2, 3]))
     assert int.from_bytes(tricky.read_bytes()[:4], "little") == len(tricky.read_bytes()) - 4
-    assert run("dump", str(tricky), "--dialect", "godot4").stdout.decode() == "[1, 2, 3]\n"
+    assert run("dump", str(tricky), "--dialect", "godot4", "--no-header").stdout.decode() == "[1, 2, 3]\n"
 
 
 def _all_values(engine: str) -> list[Any]:
@@ -169,7 +170,7 @@ def test_load_an_engine_blob_back_to_its_exact_bytes(tmp_path: Path) -> None:
     for name in ("dict_nonstring_keys", "array_typed_vector2", "packed_vector4", "float_0_1", "int_i64_min"):
         path = engine_file(tmp_path, "godot4", name)
         (tmp_path / "v.json").write_bytes(run("dump", str(path), "--json").stdout)
-        p = run("load", str(tmp_path / "v.json"), "-o", str(tmp_path / "v.bin"))
+        p = run("load", str(tmp_path / "v.json"), "-o", str(tmp_path / "v.bin"), "--overwrite")
         assert p.returncode == 0 and (tmp_path / "v.bin").read_bytes() == path.read_bytes(), name
 
 
@@ -297,7 +298,7 @@ def test_python_m_works_too() -> None:
 # -- hostile input (issue 13): a bug is one line naming the file; no write replaces what is not a file ----------
 
 
-@pytest.mark.parametrize("command, stage", [("dump", "read_values"), ("explain", "resolve_input")])
+@pytest.mark.parametrize("command, stage", [("dump", "_open"), ("explain", "resolve_input")])
 def test_a_bug_is_one_line_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str], command: str, stage: str) -> None:
     import importlib
@@ -327,14 +328,15 @@ def test_load_never_replaces_what_is_not_a_regular_file(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     for target in (fifo, tmp_path):  # a FIFO (/dev/null is the same case, for root), a folder
-        err = one_error_line(run("load", str(value), "-o", str(target)), "load")
+        err = one_error_line(run("load", str(value), "-o", str(target), "--overwrite"), "load")
         assert err == f"godot-formats load: not a regular file; refusing to replace it: {target}\n"
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     # Through a symlink: the target is replaced, the link kept; the temporary file is recognisably ours.
     real = tmp_path / "real.bin"
     real.write_bytes(b"old")
     (tmp_path / "link.bin").symlink_to(real)
-    assert run("load", str(value), "-o", str(tmp_path / "link.bin")).returncode == 0
+    assert run("load", str(value), "-o", str(tmp_path / "link.bin")).returncode == 1  # exists: not unasked
+    assert run("load", str(value), "-o", str(tmp_path / "link.bin"), "--overwrite").returncode == 0
     assert (tmp_path / "link.bin").is_symlink() and real.read_bytes() == gf.dumps(1, "godot4")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bin", "pipe", "real.bin", "v.json"]
 

@@ -42,6 +42,7 @@ from ..tool import (
     write_atomic,
     write_target,
 )
+from .common import GCPF_MAGICS, GDEC_MAGICS, add_password_options, base64_bytes, credentials, dialect_arg
 
 FRAMINGS = ("auto", "none", "store_var")
 
@@ -56,9 +57,9 @@ def add_parser(subparsers: Any) -> None:
                     "under --policy lossy the documented downgrades are applied and listed.",
     )
     parser.add_argument("inputs", nargs="+", metavar="IN", help="files or folders ('-' for standard input)")
-    parser.add_argument("--to", required=True, choices=names, metavar="DIALECT",
-                        help=f"target dialect: {', '.join(names)}")
-    parser.add_argument("--from", dest="source", default="auto", choices=[*names, "auto"], metavar="DIALECT",
+    parser.add_argument("--to", required=True, type=dialect_arg(False), metavar="DIALECT",
+                        help=f"target dialect: {', '.join(names)}, or an alias (godot3.5, godot4.6 ...)")
+    parser.add_argument("--from", dest="source", default="auto", type=dialect_arg(True), metavar="DIALECT",
                         help="source dialect, or auto to detect it per file (default: %(default)s)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", metavar="OUT", help="output file (one input file only; '-' for stdout)")
@@ -75,6 +76,7 @@ def add_parser(subparsers: Any) -> None:
                         help="read and write full Objects (as inert data, never instantiated)")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress counter on stderr (auto: when stderr is a terminal)")
+    add_password_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -280,9 +282,51 @@ def _ambiguous_sources(data: bytes, framing: str) -> list[tuple[str, bool]]:
     return list(seen.values())
 
 
+def _layered(data: bytes) -> bool:
+    """Whether the file has a layer around its Variants (encrypted, compressed, project settings, base64)."""
+    return data[:4] in (*GDEC_MAGICS, *GCPF_MAGICS, b"ECFG") or base64_bytes(data) is not None
+
+
+def convert_layered(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
+    """Convert a file through ``gf.open`` / ``SaveFile.to_bytes``: the layers migrate with the values
+    (a Godot 3 encrypted save becomes a Godot 4 one with the same password and a fresh IV)."""
+    from ..errors import DecodeError
+    from ..savefile import AmbiguousDialectError
+    from ..savefile import open as open_file
+    from .common import describe_layers, located
+
+    password, key = credentials(args)
+    try:
+        sf = open_file(data, password=password, key=key, dialect=None if args.source == "auto" else args.source,
+                       allow_objects=args.allow_objects)
+    except AmbiguousDialectError as e:
+        raise GodotFormatsError(f"ambiguous: {' and '.join(e.candidates)} each read this file completely, as "
+                                "different values; give --from") from None
+    except DecodeError as e:
+        raise located(e, data) from None
+    layers = describe_layers(sf)
+    out, losses = sf.to_bytes(dialect=args.to, policy=args.policy)
+    return out, f"{sf.dialect.name} -> {args.to} ({layers})", losses
+
+
 def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
     """Convert one file's bytes; returns (output, description, losses)."""
-    source, framed, payloads = _payloads(data, args.source, args.framing, args.allow_objects)
+    if args.framing == "auto" and _layered(data):
+        return convert_layered(data, args)
+    try:
+        source, framed, payloads = _payloads(data, args.source, args.framing, args.allow_objects)
+    except GodotFormatsError:
+        if args.framing != "auto":
+            raise
+        # Frames the plain reading does not know (big-endian lengths, slack after a value): gf.open does.
+        try:
+            return convert_layered(data, args)
+        except ConversionError:
+            raise
+        except GodotFormatsError as e:
+            if "are intact" in str(e):
+                raise  # a damaged store_var file: gf.open names the record, where it is cut, what is intact
+        raise
     out, losses = _convert_payloads(payloads, framed, source, args)
     also: list[str] = []
     if args.source == "auto":

@@ -32,7 +32,39 @@ def add_parser(subparsers: Any) -> None:
                         help="also try the documented dialects (docs-*), which follow documentation pages")
     parser.add_argument("--all", action="store_true", help="also list the dialects that cannot read the file")
     parser.add_argument("--json", action="store_true", help="one JSON object per file on standard output")
+    from .common import add_password_options
+
+    add_password_options(parser)
     parser.set_defaults(func=run)
+
+
+def layers(data: bytes, args: argparse.Namespace) -> tuple[dict[str, Any], str, bytes]:
+    """The layers of a file (container, encryption, compression, framing), in words, and the bytes
+    inside them (what the dialects are detected on)."""
+    from ..savefile import AmbiguousDialectError
+    from .common import describe_layers, open_save, peel
+
+    info: dict[str, Any] = {}
+    try:
+        peeled = peel(data, args)
+    except GodotFormatsError as e:  # an encrypted file without its password, a damaged layer
+        return {"error": one_line(e)}, f"cannot look inside: {one_line(e)}", b""
+    if peeled.encryption is not None:
+        info["encryption"] = f"godot{peeled.encryption.version}"
+    if peeled.compression is not None:
+        info["compression"] = peeled.compression.mode_name
+    if peeled.base64:
+        info["base64"] = True
+    try:
+        sf = open_save(data, args, allow_objects=True)
+    except AmbiguousDialectError:
+        words = ", ".join(peeled.layers + ["the framing depends on the dialect (ambiguous)"])
+        return info, words, peeled.data
+    except GodotFormatsError as e:
+        return info, ", ".join(peeled.layers + [f"not readable: {one_line(e)}"]), peeled.data
+    info.update(sf.layers)
+    info["read"] = True
+    return info, describe_layers(sf), peeled.data
 
 
 def verdict(candidates: list[Candidate]) -> str:
@@ -61,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             data = read_input(path)
-            candidates = detect(data, include_documented=args.documented)
+            layer_info, layer_words, inner = layers(data, args)
+            candidates = detect(inner, include_documented=args.documented) if inner else []
         except Exception as e:  # this file fails with one line; the others are still inspected
             if isinstance(e, OSError):
                 reason = e.strerror or one_line(e)
@@ -75,18 +108,25 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps({"file": _json_name(path), "error": reason}, ensure_ascii=False))
             status = EXIT_BAD_INPUT
             continue
-        if not candidates or not candidates[0].complete:
+        said = verdict(candidates)
+        if (not candidates or not candidates[0].complete) and layer_info.get("read"):
+            # Read through its layers (big-endian lengths, slack, project settings) though no bare
+            # dialect reads the bytes: the reading gf.open makes.
+            said = f"{layer_info['dialect']} (read through its layers)"
+        elif not candidates or not candidates[0].complete:
             status = EXIT_BAD_INPUT
         shown = [c for c in candidates if args.all or c.confidence > 0]
         if args.json:
             print(json.dumps({
-                "file": _json_name(path), "size": len(data), "verdict": verdict(candidates),
+                "file": _json_name(path), "size": len(data), "verdict": said,
+                "layers": layer_info,
                 "ambiguous": is_ambiguous(candidates),
                 "candidates": [{"dialect": c.dialect, "confidence": c.confidence, "complete": c.complete,
                                 "framed": c.framed, "ambiguous": c.ambiguous, "reason": c.reason} for c in shown],
             }, ensure_ascii=False))
             continue
-        print(printable(f"{path}: {verdict(candidates)}"))
+        print(printable(f"{path}: {said}"))
+        print(printable(f"  layers: {layer_words}"))
         for c in shown:
             flags = ",".join(f for f, on in (("complete", c.complete), ("framed", c.framed),
                                               ("ambiguous", c.ambiguous)) if on) or "-"

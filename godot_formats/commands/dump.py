@@ -9,6 +9,7 @@ whether the file holds ``store_var`` records with their u32 length prefix.
 from __future__ import annotations
 
 import argparse
+import json
 import reprlib
 import sys
 from collections.abc import Iterator
@@ -28,14 +29,23 @@ DEFAULT_DIALECT = "godot4"
 EPILOG = """\
 examples:
   godot-formats dump save.dat                  Godot text (what var_to_str prints)
-  godot-formats dump save.dat --json > s.json  JSON to edit, then: godot-formats load s.json -o save.dat
+  godot-formats dump save.dat --json > s.json  JSON to edit, then: godot-formats load s.json -o new.dat
+  godot-formats dump enc.sav --password hunter2   an encrypted save (or set GODOT_FORMATS_PASSWORD)
+  godot-formats dump broken.sav --salvage      the intact records of a damaged save
   godot-formats dump save.dat --tree           an indented tree of types and values
   godot-formats dump - --dialect godot3 < blob.bin
   godot-formats dump player.sav --framing store_var --allow-objects
 
+The file is opened through its layers (encrypted, compressed, base64) as
+godot_formats.open does.  The first line of the text (a ';' comment, which
+Godot's parser skips) or the first JSON document records those layers, so that
+'godot-formats load' writes the file back exactly as it was.  A file that
+several engine versions read completely, as different values, is refused with
+its readings listed: choose one with --dialect.
+
 --framing auto treats the file as store_var records (u32 length + value, as
-FileAccess.store_var and StreamPeer.put_var write) when the lengths tile the
-file and the records decode completely while the raw bytes do not.
+FileAccess.store_var and StreamPeer.put_var write, either byte order) when the
+lengths tile the file; --framing none/store_var decide it yourself.
 """
 
 
@@ -51,6 +61,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                              "var_to_bytes data; auto: decide from the bytes (default: %(default)s)")
     parser.add_argument("--allow-objects", action="store_true",
                         help="decode full Objects (as inert data: class name and properties, never code)")
+    from .common import add_password_options
+
+    add_password_options(parser)
 
 
 @attrs.frozen
@@ -324,6 +337,12 @@ def add_parser(subparsers: Any) -> None:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_options(parser)
+    from .common import add_salvage_option
+
+    add_salvage_option(parser)
+    parser.add_argument("--no-header", action="store_true",
+                        help="leave out the first line (text) or document (JSON) that records the file's "
+                             "layers for 'godot-formats load'")
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_const", dest="form", const="json",
                       help="lossless JSON (Godot 4's JSON.from_native shape), one document per value")
@@ -373,13 +392,81 @@ def render(values: list[Any], d: Dialect, args: argparse.Namespace) -> str:
     return "\n".join(render_lines(values, d, args))
 
 
-def run(args: argparse.Namespace) -> int:
-    data = read_input(args.file)
-    source = resolve_input(data, args.dialect, args.framing, args.allow_objects)
+def _open(data: bytes, args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    """The save file (its layers) and its values, as the options ask."""
+    from ..savefile import AmbiguousDialectError
+    from .common import ambiguity, note_damage, open_save
+
+    if args.framing == "auto":
+        try:
+            sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect,
+                           salvage=args.salvage)
+        except AmbiguousDialectError as e:
+            raise ambiguity(data, args, e.candidates) from None
+        note_damage(sf, data, "dump")
+        return sf, sf.values
+    return framed_save(data, args)
+
+
+def framed_save(data: bytes, args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    """--framing none/store_var: the layers taken off, then the framing as given."""
+    from .. import savefile
+    from .common import peel
+
+    peeled = peel(data, args)
+    source = resolve_input(peeled.data, args.dialect, args.framing, args.allow_objects)
     values = read_values(source, args.allow_objects)
+    decoder = decoder_for(source.dialect, args.allow_objects)
+    records = [savefile.Record(r.start - 4 if r.prefixed else r.start, peeled.data[r.start:r.end],
+                               decoder.decode(peeled.data, r.start, r.end)[1] - r.start) for r in source.records]
+    container = "base64" if peeled.base64 else "store_var" if source.framed else "var_to_bytes"
+    sf = savefile.SaveFile(values, source.dialect, container, encryption=peeled.encryption,
+                           compression=peeled.compression, allow_objects=args.allow_objects, raw=data,
+                           plaintext=peeled.data, records=records)
+    return sf, values
+
+
+def run(args: argparse.Namespace) -> int:
+    from .common import TEXT_HEADER, header_of
+
+    data = read_input(args.file)
+    sf, values = _open(data, args)
+    header = None if args.no_header or args.form == "tree" else header_of(sf)
+    if args.form == "text":
+        _check_text_keeps(values, sf.dialect)
+    out = sys.stdout
+    if header is not None:
+        if args.form == "json":
+            out.write(json.dumps(header, indent=None if args.compact else 2) + "\n")
+        else:
+            out.write(TEXT_HEADER + json.dumps(header) + "\n")
+    if args.form == "text" and len(values) > 1:
+        for i, line in enumerate(render_lines(values, sf.dialect, args)):
+            out.write(f"; record {i + 1} of {len(values)}\n{line}\n")
+        return 0
     # Written as it is made: the tree of a large file is never held whole.
-    sys.stdout.writelines(piece + "\n" for piece in render_lines(values, source.dialect, args))
+    out.writelines(piece + "\n" for piece in render_lines(values, sf.dialect, args))
     return 0
+
+
+def _check_text_keeps(values: list[Any], d: Dialect) -> None:
+    """Say (on standard error) when Godot text does not keep a value exactly: nothing is lost silently."""
+    from ..codec import encoder_for
+    from ..text import from_text, to_text
+
+    encoder = encoder_for(d, True)
+    for i, v in enumerate(values):
+        try:
+            same = encoder.encode(from_text(to_text(v, d), d)) == encoder.encode(v)
+        except GodotFormatsError:
+            same = False
+        if not same:
+            where = f"record {i + 1}: " if len(values) > 1 else ""
+            print(f"godot-formats dump: note: {where}the text form does not keep every bit of the value "
+                  "(var_to_str sorts Dictionary keys; Godot 3 rounds floats; RID and Signal contents are dropped); "
+                  "load writes the value as the text says: use --json to keep every bit",
+                  file=sys.stderr)
+            return
 
 
 __all__ = ["add_parser", "add_input_options", "resolve_input", "read_values", "Input", "Record", "tree_lines",

@@ -49,7 +49,12 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = read_input(args.file)
+    from .common import peel
+
+    peeled = peel(read_input(args.file), args)
+    data = peeled.data
+    if peeled.layers:
+        print(f"# {', '.join(peeled.layers)}: offsets below are in those {len(data)} bytes")
     framing = "none" if args.offset is not None else args.framing
     source = resolve_input(data, args.dialect, framing, args.allow_objects)
     d = source.dialect

@@ -8,12 +8,12 @@ document per value, or Godot's ``var_to_str`` text.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
+from ..dialects import get_dialect
 from ..errors import EncodeError, GodotFormatsError
-from ..tool import add_dialect_option, read_input, write_atomic
+from ..tool import add_dialect_option, read_input
 
 FORMATS = ("auto", "json", "text")
 EXTENSIONS = {".json": "json", ".txt": "text", ".tres": "text", ".var": "text"}
@@ -21,36 +21,49 @@ EXTENSIONS = {".json": "json", ".txt": "text", ".tres": "text", ".var": "text"}
 EPILOG = """\
 examples:
   godot-formats dump save.dat --json > save.json      (edit save.json)
-  godot-formats load save.json -o save.dat --framing store_var
+  godot-formats load save.json -o new.dat             the same layers, framing and dialect as save.dat
+  godot-formats load save.json -o save.dat --overwrite --password hunter2
   godot-formats load value.txt --dialect godot3 -o blob.bin
   echo '{"type": "Vector2", "args": [1, 2]}' | godot-formats load - --hex
 
---from auto reads .json files as JSON and .txt/.tres files as Godot text; other
-names (and standard input) are tried as JSON first, then as text.  Several JSON
-documents in a row (what dump --json prints for a file of several store_var
-records) need --framing store_var.
+The first JSON document, or the first line of the text, that 'godot-formats dump'
+writes records the layers of the file it read (encryption, compression,
+store_var framing, byte order, dialect): load writes the file back with them,
+byte for byte when nothing was edited.  An encrypted file needs its password
+(--password, --key or GODOT_FORMATS_PASSWORD).  Without such a header the
+values are written raw, or as store_var records with --framing store_var.
+
+--from auto reads .json files as JSON and .txt/.tres files as Godot text; for
+other names (and standard input) text that starts like JSON ({, [ or ") is JSON,
+and an error there is an error, never read again as Godot text.  -o never
+replaces an existing file without --overwrite.
 """
 
 
 def add_parser(subparsers: Any) -> None:
+    from .common import add_password_options
+
     parser = subparsers.add_parser(
         "load", help="turn edited JSON or Godot text back into Variant bytes",
         description="Encode values written as JSON (godot-formats dump --json, or Godot 4's "
                     "JSON.from_native shape) or as Godot text (var_to_str) into the binary Variant format "
-                    "of one engine version.",
+                    "of one engine version, with the layers (encryption, compression, framing) that the "
+                    "header written by 'godot-formats dump' records.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", metavar="FILE", help="JSON or Godot text ('-' for standard input)")
-    add_dialect_option(parser, allow_auto=False, default="godot4")
+    add_dialect_option(parser, allow_auto=False, default="", help_default="the header's, else godot4")
     parser.add_argument("-o", "--output", metavar="OUT", help="where to write the bytes ('-' for standard output)")
+    parser.add_argument("--overwrite", action="store_true", help="allow -o to replace an existing file")
     parser.add_argument("--from", dest="source_format", choices=FORMATS, default="auto",
-                        help="input format (default: %(default)s: by file extension, else JSON then text)")
-    parser.add_argument("--framing", choices=("none", "store_var"), default="none",
-                        help="store_var: put a u32 length before each value, as FileAccess.store_var does "
-                             "(default: %(default)s)")
+                        help="input format (default: %(default)s: by file extension, else by its first character)")
+    parser.add_argument("--framing", choices=("none", "store_var"), default=None,
+                        help="without a header: store_var puts a u32 length before each value, as "
+                             "FileAccess.store_var does (default: none)")
     parser.add_argument("--allow-objects", action="store_true",
                         help="write full Objects (class name and properties), as var_to_bytes_with_objects")
     parser.add_argument("--hex", action="store_true", help="print the bytes as hex instead of writing them")
+    add_password_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -60,29 +73,49 @@ def _text_value(text: str, dialect: str) -> Any:
     return from_text(text, dialect)
 
 
-def parse_values(raw: bytes, source_format: str, dialect: str, name: str = "") -> list[Any]:
-    """The values in ``raw``: JSON documents, or one Godot text value."""
-    from ..jsonform import loads_json_documents
-
+def _decode_text(raw: bytes) -> str:
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise GodotFormatsError(f"the input is not UTF-8 text (byte {e.start}); load reads JSON or Godot text, "
                                 "dump and explain read binary files") from None
+
+
+def _format(text: str, source_format: str, name: str) -> str:
+    from .common import TEXT_HEADER, looks_like_json
+
     fmt = source_format
+    if fmt == "auto" and name and name != "-":
+        fmt = EXTENSIONS.get(Path(name).suffix.lower(), "auto")
     if fmt == "auto":
-        fmt = EXTENSIONS.get(Path(name).suffix.lower(), "auto") if name and name != "-" else "auto"
+        if text.lstrip("\ufeff").startswith(TEXT_HEADER):
+            return "text"
+        return "json" if looks_like_json(text) else "text"
+    return fmt
+
+
+def parse_view(raw: bytes, source_format: str, dialect: str, name: str = "") -> tuple[dict[str, Any] | None,
+                                                                                     list[Any]]:
+    """The header (or None) and the values of a JSON or text view."""
+    from .common import json_documents, split_text_header, text_values
+
+    text = _decode_text(raw)
+    fmt = _format(text, source_format, name)
     if fmt == "json":
-        return loads_json_documents(text)
-    if fmt == "text":
-        return [_text_value(text, dialect)]
-    try:
-        return loads_json_documents(text)
-    except GodotFormatsError as json_error:
         try:
-            return [_text_value(text, dialect)]
-        except GodotFormatsError as text_error:
-            raise GodotFormatsError(f"neither JSON ({json_error}) nor Godot text ({text_error})") from None
+            return json_documents(text)
+        except GodotFormatsError as e:
+            hint = "" if source_format == "json" or Path(name).suffix.lower() == ".json" else \
+                " (Godot text? give --from text)"
+            raise GodotFormatsError(f"{e}{hint}") from None
+    header, text = split_text_header(text)
+    d = dialect or (header or {}).get("dialect") or "godot4"
+    return header, text_values(text, d, (header or {}).get("records"))
+
+
+def parse_values(raw: bytes, source_format: str, dialect: str, name: str = "") -> list[Any]:
+    """The values in ``raw``: JSON documents, or Godot text values (a header, if any, is left out)."""
+    return parse_view(raw, source_format, dialect, name)[1]
 
 
 def encode_values(values: list[Any], dialect: str, framing: str, full_objects: bool) -> bytes:
@@ -91,6 +124,8 @@ def encode_values(values: list[Any], dialect: str, framing: str, full_objects: b
     if len(values) > 1 and framing != "store_var":
         raise GodotFormatsError(f"{len(values)} values: give --framing store_var to write them as store_var "
                                 "records (one value per record)")
+    if not values:
+        raise GodotFormatsError("no value in the input")
     blobs = []
     for i, v in enumerate(values):
         try:
@@ -106,18 +141,43 @@ def encode_values(values: list[Any], dialect: str, framing: str, full_objects: b
     return blobs[0]
 
 
+def save_bytes(header: dict[str, Any], values: list[Any], args: argparse.Namespace) -> bytes:
+    """The file a header describes, holding ``values``."""
+    from ..savefile import SaveFile
+    from .common import credentials
+
+    container = header.get("container")
+    if container != "store_var" and len(values) != 1:
+        raise GodotFormatsError(f"the header says {container} (one value), the input holds {len(values)}")
+    if args.dialect and header.get("dialect") and get_dialect(args.dialect) != get_dialect(header["dialect"]):
+        raise GodotFormatsError(f"the header says {header['dialect']}, --dialect says {args.dialect}; "
+                                "use 'godot-formats convert' to move a save to another engine version")
+    if args.framing is not None and (args.framing == "store_var") != (container == "store_var"):
+        raise GodotFormatsError(f"the header says {container}; leave out --framing {args.framing}")
+    password, key = credentials(args)
+    sf = SaveFile.from_header(header, values, password=password, key=key, allow_objects=args.allow_objects)
+    try:
+        data, _ = sf.to_bytes()
+    except EncodeError as e:
+        reason = str(e)
+        if "password or key" in reason:
+            reason += " (--password, --key or GODOT_FORMATS_PASSWORD)"
+        elif "full_objects" in reason or "allow_objects" in reason:
+            reason += "; add --allow-objects to write it in full"
+        raise EncodeError(reason) from None
+    return data
+
+
 def run(args: argparse.Namespace) -> int:
+    from .common import refuse_existing, write_output
+
+    if args.output not in (None, "-") and not args.hex:
+        refuse_existing(args.output, args.overwrite)  # before any work, and before a password is asked for
     raw = read_input(args.file)
-    values = parse_values(raw, args.source_format, args.dialect, args.file)
-    out = encode_values(values, args.dialect, args.framing, args.allow_objects)
-    if args.hex:
-        print(out.hex())
-        return 0
-    if args.output in (None, "-"):
-        if sys.stdout.isatty():
-            raise GodotFormatsError("refusing to write binary data to a terminal: give -o FILE (or --hex)")
-        sys.stdout.buffer.write(out)
-        sys.stdout.flush()
-        return 0
-    write_atomic(Path(args.output), out)
+    header, values = parse_view(raw, args.source_format, args.dialect, args.file)
+    if header is not None:
+        out = save_bytes(header, values, args)
+    else:
+        out = encode_values(values, args.dialect or "godot4", args.framing or "none", args.allow_objects)
+    write_output(out, args.output, args.overwrite, hex_out=args.hex)
     return 0

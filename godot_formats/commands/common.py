@@ -1,0 +1,420 @@
+"""What the commands share about save files: passwords, opening through ``gf.open``, the
+layers line, the header of the JSON and text views, and parsing those views back.
+
+Not a command (``tool.COMMANDS`` does not list it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..dialects import Dialect, get_dialect
+from ..errors import DecodeError, GodotFormatsError
+
+#: The environment variable read for the password when neither --password nor --key is given.
+PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
+#: The first line of the text view: ``; godot-formats save: {...}`` (a comment to Godot's parser too).
+TEXT_HEADER = "; godot-formats save: "
+HEADER_KEY = "godot_formats_save"
+
+GDEC_MAGICS = (b"GDEC", b"CEDG")
+GCPF_MAGICS = (b"GCPF", b"RSCC")
+_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+class DetailedError(GodotFormatsError):
+    """An error of one line followed by indented lines of detail (the readings of an ambiguous file)."""
+
+    def __init__(self, message: str, details: list[str]) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+# -- options ----------------------------------------------------------------------------------
+
+
+def add_password_options(parser: argparse.ArgumentParser) -> None:
+    """--password and --key (and the environment variable, read by :func:`credentials`)."""
+    group = parser.add_argument_group(
+        "encrypted files", f"the password can also come from the environment variable {PASSWORD_ENV}, "
+                           "which keeps it out of the shell history")
+    group.add_argument("--password", metavar="P",
+                       help="the password of open_encrypted_with_pass / save_encrypted_pass")
+    group.add_argument("--key", metavar="HEX",
+                       help="the raw key of open_encrypted: 64 hex digits (or 32 ASCII characters)")
+
+
+def add_salvage_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--salvage", action="store_true",
+                        help="keep every intact record of a damaged store_var file (what ended it is said "
+                             "on standard error)")
+
+
+def credentials(args: argparse.Namespace) -> tuple[str | None, bytes | None]:
+    """(password, key) from --password, --key or $GODOT_FORMATS_PASSWORD."""
+    from ..encryption import parse_key
+
+    password = getattr(args, "password", None)
+    key_text = getattr(args, "key", None)
+    if password is not None and key_text is not None:
+        raise GodotFormatsError("give --password or --key, not both")
+    key = parse_key(key_text) if key_text is not None else None
+    if password is None and key is None:
+        password = os.environ.get(PASSWORD_ENV)
+    return password, key
+
+
+def dialect_arg(allow_auto: bool = True) -> Any:
+    """An argparse ``type`` that accepts every dialect name and alias (``godot3.5``, ``godot4.6``...)
+    and gives the dialect's own name."""
+    def parse(text: str) -> str:
+        if (allow_auto and text == "auto") or text == "":  # "": not given (load: the header's dialect)
+            return text
+        try:
+            return get_dialect(text).name
+        except (KeyError, ValueError, GodotFormatsError) as e:
+            raise argparse.ArgumentTypeError(str(e).strip("'\"")) from None
+    parse.__name__ = "dialect"
+    return parse
+
+
+# -- opening -----------------------------------------------------------------------------------
+
+
+def layer_of(data: bytes) -> str | None:
+    """The outer layer the bytes start with: "encrypted", "compressed", or None."""
+    magic = bytes(data[:4])
+    if magic in GDEC_MAGICS:
+        return "encrypted"
+    if magic in GCPF_MAGICS:
+        return "compressed"
+    return None
+
+
+def where(data: bytes) -> str:
+    """Where the offsets of an error are counted, for a file of these bytes."""
+    layer = layer_of(data)
+    if layer == "encrypted":
+        return " of the decrypted data"
+    if layer == "compressed":
+        return " of the decompressed data"
+    return ""
+
+
+def open_save(data: bytes, args: argparse.Namespace, *, dialect: str | None = None, salvage: bool = False,
+              allow_objects: bool | None = None) -> Any:
+    """``gf.open`` with the command's options; errors come out in the same words in every command."""
+    from ..savefile import AmbiguousDialectError
+    from ..savefile import open as open_file
+
+    password, key = credentials(args)
+    try:
+        return open_file(data, password=password, key=key, dialect=dialect, salvage=salvage,
+                         allow_objects=getattr(args, "allow_objects", False) if allow_objects is None
+                         else allow_objects)
+    except AmbiguousDialectError:
+        raise
+    except DecodeError as e:
+        if not (getattr(args, "allow_objects", False) if allow_objects is None else allow_objects):
+            try:
+                open_file(data, password=password, key=key, dialect=dialect, salvage=salvage, allow_objects=True)
+            except GodotFormatsError:
+                pass
+            else:
+                raise GodotFormatsError("the file holds full Objects: add --allow-objects to decode them (as "
+                                        "inert data, never code)") from None
+        raise located(e, data) from None
+
+
+def located(e: DecodeError, data: bytes) -> GodotFormatsError:
+    """A decoding error whose offset says which bytes it counts (the file's, or the decrypted data's)."""
+    from ..encryption import PasswordRequiredError, WrongPasswordError
+
+    reason = e.reason
+    if "allow_objects" in reason and "--allow-objects" not in reason:
+        reason = "a full Object: add --allow-objects to decode it (as inert data, never code)"
+    if isinstance(e, (PasswordRequiredError, WrongPasswordError)):
+        hint = f", or set {PASSWORD_ENV}" if isinstance(e, PasswordRequiredError) else ""
+        return GodotFormatsError(f"{reason}{hint}")
+    reason = reason.replace("salvage=True, --salvage on the command line, keeps them", "--salvage keeps them")
+    return GodotFormatsError(f"at byte {e.offset}{where(data)}: {reason}")
+
+
+def ambiguity(data: bytes, args: argparse.Namespace, candidates: list[str]) -> DetailedError:
+    """The lines that say an ambiguous file is ambiguous, list its readings and say how to choose."""
+    from ..text import to_text
+
+    readings: dict[str, list[str]] = {}
+    for name in candidates:
+        try:
+            sf = open_save(data, args, dialect=name)
+            texts = []
+            for v in sf.values:
+                try:
+                    texts.append(to_text(v, sf.dialect).replace("\n", " "))
+                except GodotFormatsError:
+                    texts.append(repr(v))
+            shown = "; ".join(texts)
+            if sf.container == "store_var":
+                shown += f"  ({len(sf.values)} store_var record(s))"
+        except GodotFormatsError as e:
+            shown = f"(does not read: {e})"
+        if len(shown) > 100:
+            shown = shown[:99] + "…"
+        readings.setdefault(shown, []).append(name)
+    lines = []
+    for shown, names in readings.items():
+        also = f" (also {', '.join(names[1:])})" if len(names) > 1 else ""
+        lines.append(f"  --dialect {names[0]}{also}: {shown}")
+    return DetailedError(f"ambiguous: {' and '.join(candidates)} each read this file completely, as different "
+                         "values; choose one with --dialect:", lines)
+
+
+def describe_layers(sf: Any) -> str:
+    """The layers of an open save file, outside in, in words."""
+    parts = []
+    if sf.encryption is not None:
+        info = sf.encryption
+        parts.append(f"encrypted (Godot {info.version}, "
+                     f"{'AES-256-ECB' if info.version == 3 else 'AES-256-CFB'}"
+                     f"{', big-endian header' if getattr(info, 'big_endian', False) else ''})")
+    if sf.compression is not None:
+        parts.append(f"compressed ({sf.compression.mode_name})")
+    if sf.container == "store_var":
+        n = len(sf.values)
+        parts.append(f"store_var, {n} record{'s' if n != 1 else ''}"
+                     + (", big-endian lengths" if sf.byteorder == "big" else ""))
+    elif sf.container == "var_to_bytes":
+        parts.append("one var_to_bytes value (no length prefix)")
+    elif sf.container == "base64":
+        parts.append("Marshalls.variant_to_base64 text")
+    elif sf.container == "project_settings":
+        parts.append("project settings (ECFG)")
+    elif sf.container == "text":
+        parts.append("ConfigFile text")
+    parts.append(sf.dialect.name)
+    return ", ".join(parts)
+
+
+def header_of(sf: Any) -> dict[str, Any]:
+    """The header of the views: :meth:`SaveFile.header` and the number of records."""
+    header = sf.header()
+    header["records"] = len(sf.values)
+    return header
+
+
+def note_damage(sf: Any, data: bytes, command: str) -> None:
+    if sf.damage is not None:
+        e = sf.damage
+        print(f"godot-formats {command}: note: kept the {len(sf.values)} intact record(s); the rest is lost: "
+              f"at byte {e.offset}{where(data)}: {e.reason}", file=sys.stderr)
+
+
+# -- peeling the layers off (unwrap, explain, --framing) -----------------------------------------
+
+
+@attrs.define
+class Peeled:
+    """The innermost bytes and each layer taken off, outside in."""
+
+    data: bytes
+    encryption: Any = None
+    compression: Any = None
+    base64: bool = False
+    layers: list[str] = attrs.field(factory=list)
+
+
+def base64_bytes(data: bytes) -> bytes | None:
+    """The bytes of ``Marshalls.variant_to_base64`` text, or None."""
+    text = data.strip()
+    if len(text) < 8 or len(text) % 4 or not _B64.issuperset(text) or b"=" in text.rstrip(b"="):
+        return None
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        return None
+
+
+def peel(data: bytes, args: argparse.Namespace, *, max_size: int | None = None) -> Peeled:
+    """Decrypt, decompress and un-base64 ``data`` as far as it goes (each layer once)."""
+    from ..savefile import DEFAULT_MAX_FILE_SIZE
+
+    cap = max_size or DEFAULT_MAX_FILE_SIZE
+    out = Peeled(data)
+    if layer_of(out.data) == "encrypted":
+        from ..encryption import read_gdec
+
+        password, key = credentials(args)
+        if key is None and password is not None:
+            from ..encryption import key_from_password
+            key = key_from_password(password)
+        try:
+            out.data, out.encryption = read_gdec(out.data, key=key, max_size=cap)
+        except DecodeError as e:
+            raise located(e, b"") from None
+        out.layers.append(f"decrypted (Godot {out.encryption.version})")
+    if layer_of(out.data) == "compressed":
+        from ..compression import read_gcpf
+
+        try:
+            out.data, out.compression = read_gcpf(out.data, max_size=cap)
+        except DecodeError as e:
+            raise GodotFormatsError(f"at byte {e.offset}{' of the decrypted data' if out.encryption else ''}: "
+                                    f"{e.reason}") from None
+        out.layers.append(f"decompressed ({out.compression.mode_name})")
+    decoded = base64_bytes(out.data)
+    if decoded is not None:
+        out.data, out.base64 = decoded, True
+        out.layers.append("base64-decoded")
+    return out
+
+
+# -- the views: header, JSON documents, text ------------------------------------------------------
+
+
+def split_text_header(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The header of a text view (its first line), and the text."""
+    stripped = text.lstrip("\ufeff")
+    first, _, rest = stripped.partition("\n")
+    if not first.startswith(TEXT_HEADER):
+        return None, text
+    try:
+        header = json.loads(first[len(TEXT_HEADER):])
+    except json.JSONDecodeError as e:
+        raise GodotFormatsError(f"line 1: the godot-formats save header is not valid JSON ({e.msg}, column "
+                                f"{e.colno + len(TEXT_HEADER)})") from None
+    if not isinstance(header, dict) or header.get(HEADER_KEY) != 1:
+        raise GodotFormatsError("line 1: not a godot-formats save header (version 1)")
+    # The header line is kept as a comment: character offsets in errors stay those of the text.
+    return header, ";" + " " * (len(first) - 1) + "\n" + rest
+
+
+def only_comments(text: str) -> bool:
+    return all(not line.strip() or line.lstrip().startswith(";") for line in text.splitlines())
+
+
+def text_values(text: str, dialect: str | Dialect, expected: int | None = None) -> list[Any]:
+    """The values of a text view: Godot text values one after another (``;`` comments between)."""
+    from ..text import TextDecodeError, from_text
+
+    d = get_dialect(dialect)
+    if only_comments(text) and expected != 1:
+        return []
+    values: list[Any] = []
+    pos = 0
+    while True:
+        rest = text[pos:]
+        if values and only_comments(rest):
+            return values
+        try:
+            values.append(from_text(rest, d))
+            return values
+        except TextDecodeError as e:
+            if not e.reason.startswith("expected the end of the text after the value"):
+                raise TextDecodeError(pos + e.offset, e.reason, text) from None
+            values.append(from_text(rest[:e.offset], d))
+            pos += e.offset
+
+
+def json_documents(text: str) -> tuple[dict[str, Any] | None, list[Any]]:
+    """The header (a first document ``{"godot_formats_save": 1, ...}``) and the values of a JSON view."""
+    from ..jsonform import JSONFormatError, _parse_documents, from_json
+
+    docs = list(_parse_documents(text))
+    header = None
+    if docs and isinstance(docs[0][1], dict) and HEADER_KEY in docs[0][1]:
+        header = docs.pop(0)[1]
+        if header.get(HEADER_KEY) != 1:
+            raise GodotFormatsError("not a godot-formats save header (version 1)")
+    elif not docs:
+        raise JSONFormatError("no JSON value in the text")
+    values = []
+    for i, (_, obj) in enumerate(docs):
+        try:
+            values.append(from_json(obj))
+        except GodotFormatsError as e:
+            if len(docs) > 1:
+                raise GodotFormatsError(f"document {i + 1 + (header is not None)}: {e}") from None
+            raise
+    return header, values
+
+
+def looks_like_json(text: str) -> bool:
+    """Text whose first character (after ``;`` comment lines) opens a JSON document."""
+    for line in text.lstrip("\ufeff").splitlines():
+        s = line.strip()
+        if not s or s.startswith(";"):
+            continue
+        return s[0] in "{[\""
+    return False
+
+
+def refuse_existing(out: str, overwrite: bool) -> None:
+    """``-o OUT`` never replaces an existing file without ``--overwrite``."""
+    from ..files import write_target
+
+    if out == "-":
+        return
+    write_target(Path(out))  # what is not a regular file (a FIFO, /dev/null, a folder) is never replaced
+    if not overwrite and (Path(out).exists() or Path(out).is_symlink()):
+        raise GodotFormatsError(f"{out} exists; add --overwrite to replace it")
+
+
+def write_output(data: bytes, out: str | None, overwrite: bool, *, hex_out: bool = False) -> None:
+    """Write bytes to ``-o OUT`` (atomically, never over a file unasked) or to standard output."""
+    from ..files import write_atomic
+
+    if hex_out:
+        print(data.hex())
+        return
+    if out in (None, "-"):
+        if sys.stdout.isatty():
+            raise GodotFormatsError("refusing to write binary data to a terminal: give -o FILE (or --hex)")
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    refuse_existing(out, overwrite)
+    write_atomic(Path(out), data)
+
+
+def backup(path: Path, data: bytes) -> Path:
+    """Keep ``data`` (the file before a change) as ``FILE.bak``, or ``FILE.bak.1``, ``.2`` ... when
+    that exists: an existing backup is never replaced."""
+    candidates = [path.with_name(path.name + ".bak")] + [path.with_name(f"{path.name}.bak.{i}")
+                                                          for i in range(1, 1000)]
+    for candidate in candidates:
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(candidate, path.stat().st_mode & 0o7777)
+        except BaseException:
+            candidate.unlink()
+            raise
+        return candidate
+    raise GodotFormatsError(f"{path}.bak and {path}.bak.1 to .999 all exist; remove some backups first")
+
+
+def write_back(path: Path, original: bytes, data: bytes) -> Path:
+    """Replace ``path`` (which held ``original``) by ``data``: a backup first, then atomically."""
+    from ..files import write_atomic
+
+    if path.read_bytes() != original:
+        raise GodotFormatsError(f"{path} changed on disk since it was read; nothing written")
+    kept = backup(path, original)
+    write_atomic(path, data)
+    return kept

@@ -1,0 +1,228 @@
+"""``godot-formats edit FILE``: edit a save file as Godot text (or JSON) in ``$EDITOR``.
+
+As ``crontab -e`` and ``kubectl edit`` do: the values go to a temporary file, the editor
+opens it, and on save the text is checked; if it is not valid, the editor opens again with
+the error at the top (a ``;`` comment line).  Quitting without a change writes nothing.  The
+file is written back with the same layers (encryption, compression, framing, dialect),
+atomically, after a backup of the old file (``FILE.bak``; ``FILE.bak.1``, ``.2`` ... when
+that exists: a backup is never replaced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import GodotFormatsError
+from ..tool import add_dialect_option
+from .common import (
+    add_password_options,
+    ambiguity,
+    describe_layers,
+    json_documents,
+    note_damage,
+    open_save,
+    text_values,
+    write_back,
+)
+
+EPILOG = """\
+examples:
+  godot-formats edit save.sav
+  godot-formats edit save.sav --json
+  GODOT_FORMATS_PASSWORD=hunter2 EDITOR=nano godot-formats edit enc.sav
+
+The editor is $EDITOR, else $VISUAL, else vi.  Lines starting with ';' are
+comments.  Invalid text brings the editor back with the error on top; saving it
+again unchanged gives up (nothing written).  The old file is kept as FILE.bak
+(FILE.bak.1, FILE.bak.2 ... if that exists).  Godot text sorts Dictionary keys
+and, in Godot 3, rounds floats: what you leave unchanged keeps its key order and
+its bits; what you change is written as its text says (--json shows every bit).
+"""
+
+COMMENT = "; "
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "edit", help="edit a save file as Godot text (or JSON) in $EDITOR, written back with its layers",
+        description="Open the values of a save file (encrypted, compressed, store_var records ...) in an editor "
+                    "as Godot text or JSON; on save, check them and write the file back with the same layers, "
+                    "keeping a backup.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", metavar="FILE", help="the save file")
+    parser.add_argument("--json", action="store_true", help="edit the lossless JSON form instead of Godot text")
+    add_dialect_option(parser)
+    parser.add_argument("--allow-objects", action="store_true",
+                        help="read and write full Objects (as inert data, never code)")
+    add_password_options(parser)
+    parser.set_defaults(func=run)
+
+
+def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
+    """The file, its bytes and the save file, for a command that writes it back."""
+    from ..savefile import AmbiguousDialectError
+
+    if args.file == "-":
+        raise GodotFormatsError("needs a file to write back, not standard input")
+    path = Path(args.file)
+    data = path.read_bytes()
+    try:
+        sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect)
+    except AmbiguousDialectError as e:
+        raise ambiguity(data, args, e.candidates) from None
+    note_damage(sf, data, args.command)
+    return path, data, sf
+
+
+def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
+    """Write ``sf`` back over ``path`` (a backup first), or say that nothing changed."""
+    data, _ = sf.to_bytes()
+    if data == original:
+        print(f"godot-formats {command}: no change; {path} not written", file=sys.stderr)
+        return 0
+    kept = write_back(path, original, data)
+    print(f"godot-formats {command}: {path} written ({describe_layers(sf)}); the old file is {kept}",
+          file=sys.stderr)
+    return 0
+
+
+def _render(sf: Any, path: Path, as_json: bool, lossy: list[int]) -> str:
+    from ..jsonform import dumps_json
+    from ..text import to_text
+
+    n = len(sf.values)
+    lines = [f"{COMMENT}godot-formats edit: {path} ({describe_layers(sf)})",
+             f"{COMMENT}Lines starting with ';' are comments. Save and quit to write the file back (the old "
+             "one is kept as a backup);",
+             f"{COMMENT}quit without a change to write nothing."]
+    for i in lossy:
+        lines.append(f"{COMMENT}note: record {i + 1}: Godot text does not show this value exactly (sorted keys, "
+                     "rounded floats); what you leave unchanged keeps its order and bits, what you change is "
+                     "written as the text says (--json shows every bit)")
+    if sf.container == "store_var":
+        lines.append(f"{COMMENT}{n} store_var record(s): add or remove records as values one after another")
+    for i, v in enumerate(sf.values):
+        if n > 1:
+            lines.append(f"{COMMENT}record {i + 1} of {n}")
+        lines.append(dumps_json(v, 2) if as_json else to_text(v, sf.dialect).rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def _strip_comments_json(text: str) -> str:
+    """JSON with the ';' comment lines blanked (a JSON string never spans lines, so none is touched)."""
+    return "\n".join("" if line.lstrip().startswith(";") else line for line in text.split("\n"))
+
+
+def parse_edit(text: str, sf: Any, as_json: bool, original_text_values: list[Any] | None) -> list[Any]:
+    """The values of an edited buffer; records whose text did not change keep their exact value."""
+    from ..codec import encoder_for
+
+    if as_json:
+        body = _strip_comments_json(text)
+        if not body.strip():
+            return []
+        header, values = json_documents(body)
+        if header is not None:
+            raise GodotFormatsError("a godot-formats save header cannot be edited here (the layers are kept)")
+    else:
+        values = text_values(text, sf.dialect, len(sf.values) if len(sf.values) == 1 else None)
+    if sf.container != "store_var" and len(values) != 1:
+        raise GodotFormatsError(f"this file holds one value ({sf.container}); the text holds {len(values)}")
+    if original_text_values is not None:
+        encoder = encoder_for(sf.dialect, True)
+        for i, v in enumerate(values):
+            if i < len(sf.values):
+                try:
+                    values[i] = keep_untouched(v, sf.values[i], sf.dialect, encoder)
+                except RecursionError:
+                    pass  # deeper than Python goes: the record as the text says
+    return values
+
+
+def keep_untouched(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
+    """``new`` (read from edited text) with every part the text did not change taken from ``old``:
+    Dictionary keys back in their order, floats at their full precision."""
+    from ..text import from_text, to_text
+
+    if type(new) is dict and type(old) is dict:
+        out = {k: keep_untouched(new[k], old[k], dialect, encoder) for k in old if k in new}
+        out.update((k, v) for k, v in new.items() if k not in out)
+        return out
+    if type(new) is list and type(old) is list and len(new) == len(old):
+        return [keep_untouched(a, b, dialect, encoder) for a, b in zip(new, old)]
+    try:
+        if encoder.encode(from_text(to_text(old, dialect), dialect)) == encoder.encode(new):
+            return old  # what the text said of the old value, unchanged
+    except GodotFormatsError:
+        pass
+    return new
+
+
+def editor_command() -> list[str]:
+    editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
+    argv = shlex.split(editor)
+    if not argv or shutil.which(argv[0]) is None:
+        raise GodotFormatsError(f"editor {editor!r} not found (set EDITOR)")
+    return argv
+
+
+def _lossy(sf: Any) -> list[int]:
+    from ..codec import encoder_for
+    from ..text import from_text, to_text
+
+    encoder = encoder_for(sf.dialect, True)
+    out = []
+    for i, v in enumerate(sf.values):
+        try:
+            if encoder.encode(from_text(to_text(v, sf.dialect), sf.dialect)) != encoder.encode(v):
+                out.append(i)
+        except GodotFormatsError:
+            out.append(i)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    path, original, sf = open_for_change(args)
+    argv = editor_command()
+    lossy = [] if args.json else _lossy(sf)
+    given = _render(sf, path, args.json, lossy)
+    original_text_values = None if args.json else text_values(given, sf.dialect, len(sf.values))
+    buffer = given
+    with tempfile.TemporaryDirectory(prefix="godot-formats-edit-") as tmp:
+        work = Path(tmp) / (path.stem + (".json" if args.json else ".txt"))
+        while True:
+            work.write_text(buffer, encoding="utf-8")
+            status = subprocess.run([*argv, str(work)]).returncode
+            if status != 0:
+                raise GodotFormatsError(f"the editor exited with status {status}; {path} not written")
+            edited = work.read_text(encoding="utf-8")
+            if edited == given or edited == buffer and buffer != given:
+                if buffer != given:
+                    raise GodotFormatsError(f"the text is still not valid; {path} not written")
+                print(f"godot-formats edit: no change; {path} not written", file=sys.stderr)
+                return 0
+            try:
+                values = parse_edit(edited, sf, args.json, original_text_values)
+                old = sf.values
+                sf.values = values
+                try:
+                    sf.to_bytes()
+                except GodotFormatsError:
+                    sf.values = old
+                    raise
+            except GodotFormatsError as e:
+                kept = [line for line in edited.split("\n") if not line.startswith(f"{COMMENT}error: ")
+                        and not line.startswith(f"{COMMENT}(fix it")]
+                buffer = "\n".join([f"{COMMENT}error: {' '.join(str(e).split())}",
+                                    f"{COMMENT}(fix it and save, or save it unchanged to give up)", *kept])
+                continue
+            return save_changed(path, original, sf, "edit")
