@@ -341,6 +341,15 @@ def _leaf_to_json(value: Any, packed_base64: bool) -> tuple[bool, JSONValue]:
         return True, out
     if cls is t.EncodedObjectAsID:
         return True, {"type": "EncodedObjectAsID", "object_id": value.object_id}
+    if cls is t.InputEvent:  # Godot 2: no engine JSON; the raw fields, so the bytes come back
+        event: dict[str, Any] = {"type": "InputEvent", "event": value.type, "device": value.device,
+                                 "payload": list(value.payload)}
+        if value.size is not None:
+            event["size"] = value.size
+        return True, event
+    if cls is t.Image:  # Godot 2
+        return True, {"type": "Image", "format": value.format, "mipmaps": value.mipmaps, "width": value.width,
+                      "height": value.height, "data": base64.b64encode(value.data).decode("ascii")}
     if isinstance(value, (list, tuple, Mapping, t.Object)):
         return False, None
     for base, prefix in ((t.StringName, "sn:"), (str, "s:")):  # str subclasses of ours or the caller's
@@ -503,6 +512,13 @@ def _args_list(obj: dict[str, Any], path: str) -> list[Any]:
     return args
 
 
+def _u32_field(obj: dict[str, Any], key: str, path: str) -> int:
+    x = obj.get(key, 0)
+    if type(x) is not int or not 0 <= x < 1 << 32:
+        raise JSONFormatError(f"{key} must be an integer 0 <= n < 2**32", f"{path}.{key}")
+    return x
+
+
 def _u64_field(obj: dict[str, Any], key: str, path: str, default: int | None = 0) -> int:
     x = obj.get(key, default)
     if type(x) is not int or not 0 <= x < 1 << 64:
@@ -542,6 +558,23 @@ def _leaf_from_dict(type_name: str, obj: dict[str, Any], path: str) -> Any:
         return t.Signal(name, _u64_field(obj, "object_id", path))
     if type_name == "EncodedObjectAsID":
         return t.EncodedObjectAsID(_u64_field(obj, "object_id", path, None))
+    if type_name == "InputEvent":
+        payload = obj.get("payload", [])
+        if not isinstance(payload, list) or not all(type(w) is int and 0 <= w < 1 << 32 for w in payload):
+            raise JSONFormatError("an InputEvent payload is a list of u32 words", path + ".payload")
+        size = obj.get("size")
+        if size is not None and not (type(size) is int and 0 <= size < 1 << 32):
+            raise JSONFormatError("size must be an integer 0 <= n < 2**32", path + ".size")
+        return t.InputEvent(_u32_field(obj, "event", path), _u32_field(obj, "device", path), tuple(payload), size)
+    if type_name == "Image":
+        data = obj.get("data", "")
+        try:
+            raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
+        except binascii.Error:
+            raw = None
+        if raw is None:
+            raise JSONFormatError("Image data is base64 text", path + ".data")
+        return t.Image(*(_u32_field(obj, k, path) for k in ("format", "mipmaps", "width", "height")), raw)
     if type_name == "NodePath":
         names, subnames, absolute = obj.get("names", []), obj.get("subnames", []), obj.get("absolute", False)
         if not (isinstance(names, list) and isinstance(subnames, list) and all(isinstance(n, str) for n in names)

@@ -119,19 +119,29 @@ class SaveFile:
         slack.  JSON-ready; the key or password is never part of it."""
         out: dict[str, Any] = {"godot_formats_save": 1, "container": self.container,
                                "dialect": self.dialect.name, "byteorder": self.byteorder}
+        out["plaintext_md5"] = hashlib.md5(self._plaintext).hexdigest()  # "the same bytes as before?"
         if self.encryption is not None:
             out["encryption"] = _info_to_json(self.encryption)
-            out["encryption"]["plaintext_md5"] = hashlib.md5(self._plaintext).hexdigest()
         if self.compression is not None:
             out["compression"] = _info_to_json(self.compression)
             if isinstance(self.compression, BareStream):
                 out["compression"]["bare"] = True
+            elif self._raw and self.encryption is None and not self._rewraps_exactly():
+                # Compressed by another library version than ours (Godot 3.2.3's older zstd), or in a mode
+                # only read here (Brotli): the file's own bytes, given back while the plaintext is unchanged.
+                out["compression"]["as_read"] = base64.b64encode(self._raw).decode("ascii")
         if self.settings_info is not None:
             out["settings"] = _info_to_json(self.settings_info)
         slack = [r.payload[r.value_end:].hex() for r in self._records] if self.container == "store_var" else []
         if any(slack):
             out["slack"] = slack
         return out
+
+    def _rewraps_exactly(self) -> bool:
+        try:
+            return self._wrap(self._plaintext, self.dialect, None, None) == self._raw
+        except EncodeError:
+            return False
 
     @classmethod
     def from_header(cls, header: dict[str, Any], values: list[Any], *, password: str | None = None,
@@ -150,15 +160,19 @@ class SaveFile:
             if container not in ("store_var", "var_to_bytes", "project_settings", "base64", "text"):
                 raise ValueError(f"unknown container {container!r}")
             encryption = compression = settings = None
-            md5 = None
+            raw = b""
+            md5 = header.get("plaintext_md5")
+            if md5 is not None and not isinstance(md5, str):
+                raise ValueError("plaintext_md5 is hex text")
             if "encryption" in header:
                 from .encryption import GdecInfo
                 encryption = _info_from_json(GdecInfo, header["encryption"])
-                md5 = header["encryption"].get("plaintext_md5")
             if "compression" in header:
                 from .compression import GcpfInfo
                 layer: Any = BareStream if header["compression"].get("bare") else GcpfInfo
                 compression = _info_from_json(layer, header["compression"])
+                as_read = header["compression"].get("as_read")
+                raw = base64.b64decode(as_read, validate=True) if isinstance(as_read, str) else b""
             if "settings" in header:
                 from .project_settings import EcfgInfo
                 settings = _info_from_json(EcfgInfo, header["settings"])
@@ -166,7 +180,7 @@ class SaveFile:
             if byteorder not in _PREFIX:
                 raise ValueError(f"byteorder {byteorder!r}")
             slack = [bytes.fromhex(h) for h in header.get("slack", [])]
-        except (KeyError, ValueError, TypeError) as e:
+        except (KeyError, ValueError, TypeError, binascii.Error) as e:
             raise DecodeError(0, f"a save header that cannot be used: {e}") from None
         encoder = encoder_for(d, allow_objects)
         records = []
@@ -183,7 +197,7 @@ class SaveFile:
             use_key = key_from_password(password)
         sf = cls(list(values), d, container, byteorder=byteorder, encryption=encryption, compression=compression,
                  settings_info=settings, allow_objects=allow_objects, records=records, key=use_key,
-                 plaintext_md5=md5)
+                 plaintext_md5=md5, raw=raw)
         return sf
 
     # -- writing ------------------------------------------------------------------------
@@ -209,7 +223,9 @@ class SaveFile:
                 losses += [attrs.evolve(loss, path=_record_path(i, len(values)) + loss.path) for loss in lost]
             values = converted
         plaintext = self._plaintext_of(values, target)
-        if self._raw and plaintext == self._plaintext and target == self.dialect and password is None and key is None:
+        same = plaintext == self._plaintext or (
+            self._plaintext_md5 is not None and hashlib.md5(plaintext).hexdigest() == self._plaintext_md5)
+        if self._raw and same and target == self.dialect and password is None and key is None:
             return self._raw, losses
         return self._wrap(plaintext, target, password, key), losses
 
@@ -245,7 +261,7 @@ class SaveFile:
             info = self.settings_info
             if info.key_length_bug and target == self.dialect:
                 as_read = write_ecfg(values[0], info, target, key_length_bug=True)
-                if as_read == self._plaintext:
+                if as_read == self._plaintext or hashlib.md5(as_read).hexdigest() == self._plaintext_md5:
                     return as_read
             return write_ecfg(values[0], info, target)
         if self.container == "text":

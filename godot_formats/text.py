@@ -985,6 +985,16 @@ class _Writer:
         self.name("Signal")
         return "Signal()"
 
+    def w_InputEvent(self, value: t.InputEvent, depth: int) -> str:
+        # Godot 2's own text of these (engine.cfg, .tscn) cannot be checked here against an engine,
+        # so none is made up: the JSON form and the tree hold every field.
+        raise EncodeError("Godot 2's InputEvent has no text form in this library (its engine cannot be run "
+                          "to check one); the JSON form keeps it exactly")
+
+    def w_Image(self, value: t.Image, depth: int) -> str:
+        raise EncodeError("Godot 2's Image has no text form in this library (its engine cannot be run "
+                          "to check one); the JSON form keeps it exactly")
+
     # -- math and packed types
 
     def math(self, kind: str, value: Any) -> str:
