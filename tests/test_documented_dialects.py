@@ -1,7 +1,7 @@
 """Each documented dialect does what its documentation page says, byte for byte.
 
 Expected bytes are the worked examples in docs/documented-dialects.md §6, each
-derived from the text of the page (../shared/seeds), not from our encoder.
+derived from the text of the page (docs/seeds), not from our encoder.
 """
 
 from __future__ import annotations

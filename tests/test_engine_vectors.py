@@ -1,6 +1,6 @@
 """The engine's own unit-test vectors and engine outputs quoted in Godot issues.
 
-Sources (see ../shared/research/spec-and-peers.md §2): tests/core/io/test_marshalls.h
+Sources (see docs/research/spec-and-peers.md §2): tests/core/io/test_marshalls.h
 in godotengine/godot (4.x), and bytes the engines printed in godot#15383, #23354,
 #44999, godot-docs#4945 and #10662.
 """

@@ -1,6 +1,6 @@
 """Every malformed blob the real engines were fed: we refuse what they refuse, accept what they accept.
 
-Fixtures (all produced by the engines through ``../shared/oracle``, see fixtures/README.md):
+Fixtures (all produced by the engines through ``godot_formats.oracle``, see fixtures/README.md):
 
 * ``godot3/malformed.jsonl`` - Godot 3.2.3 ``bytes2var``;
 * ``godot4/malformed.jsonl`` - Godot 4.6 ``bytes_to_var`` (``_with_objects`` when ``allow_objects``);

@@ -1,0 +1,327 @@
+"""The conformance kit (``godot-formats conformance``, godot_formats.conformance, docs/conformance.md).
+
+* the shipped corpus is what scripts/make_conformance_corpus.py makes of fixtures/ (the engines' bytes);
+* an adapter on this library passes every case; one on the documentation page's dialect (docs-godot4)
+  fails, and the report names the type ids that differ;
+* a misbehaving adapter (exits at once, prints garbage, never answers, answers other ids, crashes
+  half-way) gives a report and exit status 1, never a traceback or a hang;
+* the pytest plugin runs only when asked, and then once per case.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import FIXTURES, read_jsonl
+
+import godot_formats as gf
+from godot_formats.conformance import ERROR, SAME, cases, judge
+from godot_formats.tool import main
+
+ROOT = Path(__file__).resolve().parent.parent
+ADAPTER = [sys.executable, str(ROOT / "examples" / "conformance_adapter.py")]
+DOCS_ADAPTER = [*ADAPTER, "--as", "docs-godot4"]
+#: A short time limit for the adapters that never answer (they are stopped after it).
+QUICK = ["--timeout", "0.2", "--start-timeout", "0.2", "--restarts", "1"]
+#: For the adapters that do answer, or exit: only the number of restarts matters.
+ONE_RESTART = ["--restarts", "1"]
+
+
+def _builder() -> ModuleType:
+    path = ROOT / "scripts" / "make_conformance_corpus.py"
+    spec = importlib.util.spec_from_file_location("make_conformance_corpus", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(["conformance", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def python_adapter(tmp_path: Path, body: str) -> list[str]:
+    script = tmp_path / "adapter.py"
+    script.write_text(textwrap.dedent(body))
+    return [sys.executable, str(script)]
+
+
+# -- the corpus ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_shipped_corpus_is_in_sync_with_fixtures(dialect: str) -> None:
+    builder = _builder()
+    shipped = (ROOT / "godot_formats" / "conformance" / "corpus" / f"{dialect}.jsonl").read_text(encoding="utf-8")
+    assert shipped == builder.render(builder.build(dialect)), "run python3 scripts/make_conformance_corpus.py"
+
+
+def test_corpus_is_the_engines() -> None:
+    """Expected bytes are the engine's own encodings; expected refusals are inputs the engine refused."""
+    import test_malformed
+
+    for dialect in ("godot3", "godot4"):
+        corpus = cases([dialect])
+        engine_hex = {h for c in read_jsonl(FIXTURES / dialect / "encode.jsonl") if not c.get("raw")
+                      for h in (c.get("hex"), c.get("hex_full_objects")) if h}
+        same = [c for c in corpus if c.expect == SAME]
+        assert {c.hex for c in same} == engine_hex
+        refused = {k for e, k, c in test_malformed.CASES
+                   if e == dialect and test_malformed.engine_verdict(e, c) == test_malformed.REFUSED}
+        stateful = {f"{kind}:{name}" for d, kind, name in _builder().STATEFUL_REFUSALS if d == dialect}
+        assert {c.name for c in corpus if c.expect == ERROR} == refused - stateful
+        assert len(same) >= (130 if dialect == "godot3" else 180)
+        # NodePath padding is masked (both engines leave it uninitialised), and nothing else.
+        masked = [c for c in corpus if c.mask]
+        assert len(masked) >= 10 and all(c.expect == SAME and b"\x00" in c.data for c in masked)
+
+
+def test_judge_masks_node_path_padding_only() -> None:
+    case = next(c for c in cases(["godot4"]) if c.mask)
+    start, end = case.mask[0]
+    padded = bytearray(case.data)
+    padded[start:end] = b"\xaa" * (end - start)
+    assert judge(case, actual=bytes(padded)).passed
+    padded[0] ^= 1
+    verdict = judge(case, actual=bytes(padded))
+    assert not verdict.passed and verdict.reason == "bytes differ from offset 0"
+    assert judge(case, actual=case.data + b"\0").reason.startswith(f"{len(case.data) + 1} bytes instead of")
+    assert not judge(case, error="no").passed
+    refusal = next(c for c in cases(["godot4"]) if c.expect == ERROR)
+    assert judge(refusal, error="DecodeError").passed
+    assert judge(refusal, actual=b"").reason == "accepted an input the engine refuses"
+
+
+# -- the two adapters of the issue --------------------------------------------------------------
+
+
+def test_library_adapter_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "--", *ADAPTER)
+    assert status == 0, out[-3000:]
+    assert err == ""
+    total = len(cases())
+    assert out.rstrip().endswith(f"PASS: {total} of {total} cases")
+    assert "godot3: 179/179 passed" in out and "godot4: 244/244 passed" in out
+    status, out, _ = run_cli(capsys, "--json", "--dialect", "godot4", "--", *ADAPTER)
+    report = json.loads(out)
+    assert status == 0 and report["ok"] and report["failures"] == []
+    assert list(report["dialects"]) == ["godot4"] and report["adapter"]["starts"] == 1
+
+
+def test_documentation_dialect_adapter_fails_naming_type_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "--json", "-d", "godot4", "--", *DOCS_ADAPTER)
+    assert status == 1
+    report = json.loads(out)
+    failing = report["dialects"]["godot4"]["failing_types"]
+    # The page's table is the engine's up to String; every id from 6 on is off (Vector2i ...).
+    assert {0, 1, 2, 4}.isdisjoint(failing)
+    assert {6, 9, 17, 22, 24, 27, 28, 29, 38} <= set(failing)
+    first = report["failures"][0]
+    assert first["expected_hex"] == first["input_hex"] and first["actual_hex"] != first["expected_hex"]
+    assert first["engine"]  # var_to_str of the value
+    status, text, _ = run_cli(capsys, "-d", "godot4", "--", *DOCS_ADAPTER)
+    assert status == 1
+    assert "failing type ids: 3 float, 5 Vector2, 6 Vector2i, 7 Rect2" in text
+    assert "   6 Vector2i                          0/2         -   FAIL" in text
+    assert "FAIL godot4 encode:vector2i (type 6 Vector2i)" in text  # a failing case of each type is shown
+    assert "\n  expected: " in text and "\n  actual:   " in text and "\n  engine:   Vector2i(1, -2)" in text
+    assert text.rstrip().endswith(f"FAIL: {report['total'] - report['passed']} of {report['total']} cases failed")
+
+
+# -- misbehaving adapters -----------------------------------------------------------------------
+
+
+def assert_failed_cleanly(status: int, out: str, err: str) -> None:
+    assert status == 1
+    assert "Traceback" not in out + err
+    assert out.rstrip().splitlines()[-1].startswith("FAIL: ")
+
+
+def test_adapter_that_exits_at_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    command = python_adapter(tmp_path, "import sys; print('no thanks', file=sys.stderr); sys.exit(3)")
+    status, out, err = run_cli(capsys, *ONE_RESTART, "-d", "godot3", "--", *command)
+    assert_failed_cleanly(status, out, err)
+    assert "problem: godot3/encode:nil: the adapter exited with status 3 before answering; " \
+           "its last error output: no thanks" in out
+    assert "gave up after starting the adapter 2 times" in out
+    assert "why:      not run: gave up after starting the adapter 2 times" in out
+
+
+def test_adapter_that_prints_garbage(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    command = python_adapter(tmp_path, """
+        import sys
+        for line in sys.stdin:
+            print("\\x1b[31mhello\\x00 world", flush=True)
+    """)
+    status, out, err = run_cli(capsys, *ONE_RESTART, "--json", "-d", "godot3", "--", *command)
+    assert status == 1 and "Traceback" not in out + err
+    report = json.loads(out)
+    assert report["passed"] == 0 and report["adapter"]["starts"] == 1
+    assert report["failures"][0]["reason"] == "not a JSON line: '\\x1b[31mhello\\x00 world'"
+    status, out, err = run_cli(capsys, *ONE_RESTART, "-d", "godot3", "--", *command)
+    assert_failed_cleanly(status, out, err)
+    assert "\x1b" not in out and "\x00" not in out  # escaped in the text report
+
+
+def test_adapter_that_never_answers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    command = python_adapter(tmp_path, """
+        import sys
+        for line in sys.stdin:
+            pass
+    """)
+    status, out, err = run_cli(capsys, *QUICK, "-d", "godot4", "--", *command)
+    assert_failed_cleanly(status, out, err)
+    assert "problem: godot4/encode:nil: no answer within 0.2 s of starting (the adapter was stopped)" in out
+    assert "godot4: 0/244 passed" in out
+
+
+def test_adapter_that_reads_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A process that never reads its stdin: the large requests cannot block the run."""
+    command = python_adapter(tmp_path, "import time; time.sleep(60)")
+    status, out, err = run_cli(capsys, *QUICK, "-d", "godot4", "--", *command)
+    assert_failed_cleanly(status, out, err)
+    assert "no answer within 0.2 s" in out
+
+
+def test_adapter_with_wrong_ids_and_bad_responses(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    command = python_adapter(tmp_path, """
+        import json, sys
+        for line in sys.stdin:
+            r = json.loads(line)
+            n = r["id"]
+            if n == 1:
+                print(json.dumps({"id": 99, "hex": r["hex"]}), flush=True)
+            elif n == 2:
+                print(json.dumps({"id": n}), flush=True)
+            elif n == 3:
+                print(json.dumps({"id": n, "hex": "xyz"}), flush=True)
+            elif n == 4:
+                print(json.dumps([n]), flush=True)
+            elif n == 5:
+                print(json.dumps({"id": True, "hex": r["hex"]}), flush=True)
+            elif n == 6:  # answered twice: the second answer is late for 7 and ignored
+                print(json.dumps({"id": n, "hex": r["hex"]}), flush=True)
+                print(json.dumps({"id": n, "hex": r["hex"]}), flush=True)
+            else:
+                print(json.dumps({"id": n, "hex": r["hex"]}), flush=True)
+    """)
+    status, out, err = run_cli(capsys, *ONE_RESTART, "--json", "-d", "godot3", "--", *command)
+    assert status == 1 and "Traceback" not in out + err
+    report = json.loads(out)
+    reasons = [f["reason"] for f in report["failures"]]
+    assert reasons[0].startswith("an answer for id 99 while waiting for id 1")
+    assert reasons[1].startswith('a response needs exactly one of "hex" and "error"')
+    assert reasons[2] == '"hex" is not hexadecimal bytes: "xyz"'
+    assert reasons[3].startswith('not a response object (no "id")')
+    assert reasons[4].startswith("an answer for id true while waiting for id 5")
+    # Every case after 5 passes or fails on its merits: the echo refuses nothing.
+    assert report["adapter"]["late_answers_ignored"] == 1
+    assert all(f["reason"] == "accepted an input the engine refuses" for f in report["failures"][5:])
+
+
+def test_adapter_that_crashes_half_way_is_started_again(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    command = python_adapter(tmp_path, """
+        import json, os, sys
+        import godot_formats as gf
+
+        for line in sys.stdin:
+            r = json.loads(line)
+            if r["id"] == 5:
+                os._exit(9)
+            d, o = r["dialect"], r["objects"]
+            try:
+                answer = {"hex": gf.dumps(gf.loads(bytes.fromhex(r["hex"]), d, allow_objects=o), d,
+                                          full_objects=o).hex()}
+            except gf.GodotFormatsError as e:
+                answer = {"error": str(e)}
+            print(json.dumps({"id": r["id"], **answer}), flush=True)
+    """)
+    status, out, err = run_cli(capsys, "--json", "-d", "godot3", "--", *command)
+    assert status == 1 and "Traceback" not in out + err
+    report = json.loads(out)
+    assert report["adapter"]["starts"] == 2
+    assert [f["reason"] for f in report["failures"]] == ["the adapter exited with status 9 before answering"]
+    assert report["passed"] == report["total"] - 1
+
+
+def test_adapter_that_cannot_start(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out, err = run_cli(capsys, "--", str(tmp_path / "no-such-adapter"))
+    assert status == 1 and out == ""
+    assert err == f"godot-formats conformance: cannot start the adapter '{tmp_path / 'no-such-adapter'}': " \
+                  "No such file or directory\n"
+    status, out, err = run_cli(capsys)
+    assert status == 2 and "no adapter command" in err
+
+
+# -- in a Python test suite ---------------------------------------------------------------------
+
+
+def library_roundtrip(data: bytes, dialect: str, objects: bool) -> bytes:
+    return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, full_objects=objects)
+
+
+def test_case_check() -> None:
+    for case in cases():
+        case.check(library_roundtrip, gf.GodotFormatsError)
+    case = next(c for c in cases(["godot4"]) if c.name == "encode:vector2i")
+    with pytest.raises(AssertionError, match=r"FAIL godot4 encode:vector2i \(type 6 Vector2i\)"):
+        case.check(lambda data, dialect, objects: library_roundtrip(data, "docs-godot4", objects))
+
+
+def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "godot_formats.conformance.pytest_plugin",
+                           "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path), *args, str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+
+
+def test_pytest_plugin_runs_only_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "test_mine.py").write_text(textwrap.dedent("""
+        import godot_formats as gf
+
+        def roundtrip(data, dialect, objects):
+            return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, full_objects=objects)
+
+        def test_godot_conformance(godot_conformance_case):
+            godot_conformance_case.check(roundtrip, gf.GodotFormatsError)
+    """))
+    off = _pytest(tmp_path, "-rs")
+    assert off.returncode == 0, off.stdout
+    assert "1 skipped" in off.stdout and "--godot-conformance" in off.stdout
+    on = _pytest(tmp_path, "--godot-conformance=godot3")
+    assert on.returncode == 0, on.stdout[-3000:]
+    assert f"{len(cases(['godot3']))} passed" in on.stdout
+    (tmp_path / "pytest.ini").write_text("[pytest]\ngodot_conformance = godot4\n")
+    ini = _pytest(tmp_path)
+    assert ini.returncode == 0 and f"{len(cases(['godot4']))} passed" in ini.stdout
+
+
+def test_documented_parametrize_recipe(tmp_path: Path) -> None:
+    (tmp_path / "test_recipe.py").write_text(textwrap.dedent("""
+        import pytest
+        import godot_formats as gf
+        from godot_formats.conformance import cases
+
+        def roundtrip(data, dialect, objects):
+            dialect = "docs-godot4"  # an implementation of the documentation page
+            return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, full_objects=objects)
+
+        @pytest.mark.parametrize("case", cases(["godot4"]), ids=str)
+        def test_godot_conformance(case):
+            case.check(roundtrip, gf.GodotFormatsError)
+    """))
+    result = _pytest(tmp_path, "-x")
+    assert result.returncode == 1
+    assert "FAIL godot4 encode:float_0 (type 3 float)" in result.stdout
+    assert "expected: 03000000 00000000" in result.stdout
+
