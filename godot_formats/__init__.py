@@ -25,8 +25,10 @@ from .convert import convert, convert_value, convert_with_report
 from .detect import Candidate, detect, is_ambiguous
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
+from .fileaccess import FileAccess
 from .savefile import AmbiguousDialectError, SaveFile
 from .savefile import open as open  # noqa: A004  (gf.open, as tarfile.open)
+from .streampeer import StreamPeerBuffer
 from .text import from_text, to_text
 from .types import *  # noqa: F401,F403  (the value model is part of the public API)
 
@@ -34,7 +36,8 @@ __all__ = [
     "loads", "dumps", "load", "dump", "decode", "dialect_names", "get_dialect", "Dialect",
     "Decoder", "Encoder", "DecodeError", "EncodeError", "ConversionError", "GodotFormatsError",
     "Loss", "DEFAULT_DIALECT", "to_text", "from_text", "convert", "convert_value", "convert_with_report",
-    "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError", *types.__all__,
+    "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError",
+    "StreamPeerBuffer", "FileAccess", *types.__all__,
 ]
 __version__ = "0.3.0"
 

@@ -3,7 +3,7 @@
 What ``File.open_encrypted[_with_pass]`` (Godot 2/3), ``FileAccess.open_encrypted[_with_pass]``
 (Godot 4) and ``ConfigFile.save_encrypted[_pass]`` write around the plaintext (for ``store_var``
 saves, the plaintext is the u32-length-prefixed frames of :mod:`godot_formats.stream`; for
-``ConfigFile``, its text).  Layouts (docs: ``shared/research/containers.md`` section 2; checked
+``ConfigFile``, its text).  Layouts (docs: ``docs/research/containers.md`` section 2; checked
 against every file in ``fixtures/containers``)::
 
     Godot 2.x-3.x  "GDEC" | u32 mode = 1 | MD5 16 | u64 length n | AES-256-ECB(plaintext, zero padded)

@@ -574,7 +574,8 @@ def _leaf_from_dict(type_name: str, obj: dict[str, Any], path: str) -> Any:
             raw = None
         if raw is None:
             raise JSONFormatError("Image data is base64 text", path + ".data")
-        return t.Image(*(_u32_field(obj, k, path) for k in ("format", "mipmaps", "width", "height")), raw)
+        fmt, mipmaps, width, height = (_u32_field(obj, k, path) for k in ("format", "mipmaps", "width", "height"))
+        return t.Image(fmt, mipmaps, width, height, raw)
     if type_name == "NodePath":
         names, subnames, absolute = obj.get("names", []), obj.get("subnames", []), obj.get("absolute", False)
         if not (isinstance(names, list) and isinstance(subnames, list) and all(isinstance(n, str) for n in names)

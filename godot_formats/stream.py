@@ -46,6 +46,7 @@ __all__ = [
     "dumps_framed", "loads_framed", "decode_framed", "iter_framed", "write_framed", "read_framed",
     "FrameDecoder", "recv_value", "send_value", "VariantSocket",
     "read_value", "write_value", "read_values", "read_frame", "encode_packet", "decode_packet",
+    "AsyncStreamPeer",
 ]
 
 #: Default limit on one frame or packet: 8 MiB, the default of the engine's
@@ -677,3 +678,129 @@ def decode_packet(
     if len(packet) > max_packet_size:
         raise DecodeError(0, f"packet of {len(packet)} bytes is larger than max_packet_size ({max_packet_size})")
     return decoder_for(get_dialect(dialect), allow_objects, max_depth).decode(packet)[0]
+
+
+# -- StreamPeer primitives over asyncio ------------------------------------------------------
+
+
+class AsyncStreamPeer:
+    """``StreamPeerTCP``'s ``get_*`` on an asyncio stream, and its ``put_*`` through :attr:`out`.
+
+    For protocols that mix primitives with Variants (a ``put_u16`` id, a ``put_utf8_string``,
+    a ``put_var``)::
+
+        peer = AsyncStreamPeer(reader, writer, "godot4")
+        kind = await peer.get_u16()
+        name = await peer.get_utf8_string()
+        value = await peer.get_var()
+        peer.out.put_u16(1)
+        peer.out.put_var({"ok": True})
+        await peer.send()                       # writes what out holds, waits for drain()
+
+    Each ``get_*`` reads exactly the bytes it needs and decodes them with a
+    :class:`~godot_formats.streampeer.StreamPeerBuffer`, so the bytes and values are the
+    engine's (docs/primitives.md).  A length over ``max_packet_size`` is refused as soon as its
+    4 bytes arrive.  ``EOFError`` when the stream ends before a call's first byte,
+    :class:`FramingError` inside one; error offsets count from the first byte read here.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None = None,
+                 dialect: DialectLike = "godot4", *, big_endian: bool = False, allow_objects: bool = False,
+                 max_packet_size: int = DEFAULT_MAX_PACKET_SIZE) -> None:
+        from .streampeer import StreamPeerBuffer
+        self.reader, self.writer = reader, writer
+        self.dialect = get_dialect(dialect)
+        self.big_endian = big_endian
+        self.allow_objects = allow_objects
+        self._limit = _limit(max_packet_size, "little")
+        self.received = 0
+        #: The outgoing bytes: ``put_*`` into it, then :meth:`send`.
+        self.out = StreamPeerBuffer(big_endian=big_endian, dialect=self.dialect)
+
+    async def _exactly(self, n: int, start: int) -> bytes:
+        try:
+            data = await self.reader.readexactly(n)
+        except asyncio.IncompleteReadError as e:
+            if self.received == start and not e.partial:
+                raise EOFError("the stream ended") from None
+            raise FramingError(start, f"the stream ends inside a value, {len(e.partial)} of {n} byte(s) "
+                                      f"after byte {self.received}") from None
+        self.received += n
+        return data
+
+    def _run(self, data: bytes, start: int, call: str, *args: Any) -> Any:
+        from .streampeer import StreamPeerBuffer
+        peer = StreamPeerBuffer(data, big_endian=self.big_endian, dialect=self.dialect)
+        try:
+            return getattr(peer, call)(*args)
+        except DecodeError as e:
+            raise DecodeError(start + e.offset, e.reason) from None
+
+    async def _fixed(self, size: int, call: str) -> Any:
+        start = self.received
+        return self._run(await self._exactly(size, start), start, call)
+
+    async def _counted(self, call: str, *args: Any) -> Any:
+        start = self.received
+        prefix = await self._exactly(PREFIX_SIZE, start)
+        length = _frame_length(prefix, 0, start, "big" if self.big_endian else "little", self._limit)
+        payload = await self._exactly(length, start) if length else b""
+        return self._run(prefix + payload, start, call, *args)
+
+    async def get_8(self) -> int:
+        return int(await self._fixed(1, "get_8"))
+
+    async def get_u8(self) -> int:
+        return int(await self._fixed(1, "get_u8"))
+
+    async def get_16(self) -> int:
+        return int(await self._fixed(2, "get_16"))
+
+    async def get_u16(self) -> int:
+        return int(await self._fixed(2, "get_u16"))
+
+    async def get_32(self) -> int:
+        return int(await self._fixed(4, "get_32"))
+
+    async def get_u32(self) -> int:
+        return int(await self._fixed(4, "get_u32"))
+
+    async def get_64(self) -> int:
+        return int(await self._fixed(8, "get_64"))
+
+    async def get_u64(self) -> int:
+        return int(await self._fixed(8, "get_u64"))
+
+    async def get_float(self) -> float:
+        return float(await self._fixed(4, "get_float"))
+
+    async def get_double(self) -> float:
+        return float(await self._fixed(8, "get_double"))
+
+    async def get_half(self) -> float:
+        return float(await self._fixed(2, "get_half"))
+
+    async def get_string(self) -> str:
+        return str(await self._counted("get_string"))
+
+    async def get_utf8_string(self) -> str:
+        return str(await self._counted("get_utf8_string"))
+
+    async def get_var(self) -> Any:
+        return await self._counted("get_var", self.allow_objects)
+
+    async def get_data(self, size: int) -> bytes:
+        """``size`` bytes (the engine's ``get_data(size)[1]``)."""
+        start = self.received
+        return await self._exactly(size, start) if size else b""
+
+    async def send(self, drain: bool = True) -> int:
+        """Write the bytes :attr:`out` holds, then empty it; return how many were sent."""
+        if self.writer is None:
+            raise ValueError("this AsyncStreamPeer has no writer")
+        data = self.out.data_array
+        self.out.clear()
+        self.writer.write(data)
+        if drain:
+            await self.writer.drain()
+        return len(data)

@@ -207,7 +207,7 @@ def describe_layers(sf: Any) -> str:
 
 def header_of(sf: Any) -> dict[str, Any]:
     """The header of the views: :meth:`SaveFile.header` and the number of records."""
-    header = sf.header()
+    header: dict[str, Any] = sf.header()
     header["records"] = len(sf.values)
     return header
 
