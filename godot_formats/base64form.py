@@ -47,6 +47,24 @@ def base64_to_variant(text: str | bytes, dialect: str | Dialect, allow_objects: 
     return value
 
 
+_ALPHABET_BYTES: frozenset[int] = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def sniff_base64(data: bytes) -> bytes | None:
+    """The bytes of a file that is ``Marshalls.variant_to_base64`` text, or None when it is not such text.
+
+    For recognising a file by its content (it has no magic): at least 8 characters of the
+    standard alphabet, whole groups of 4, ``=`` only at the end.
+    """
+    text = data.strip()
+    if len(text) < 8 or len(text) % 4 or not _ALPHABET_BYTES.issuperset(text) or b"=" in text.rstrip(b"="):
+        return None
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        return None
+
+
 def base64_to_bytes(text: str | bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> bytes:
     """The bytes of base64 ``text`` (standard alphabet and padding; line breaks skipped).
 

@@ -31,6 +31,7 @@ from typing import IO, Any, Union
 
 import attrs
 
+from .base64form import sniff_base64
 from .codec import DEFAULT_MAX_DEPTH, decoder_for, encoder_for
 from .convert import convert_value
 from .detect import PRIOR, detect, frame_store_var
@@ -48,7 +49,6 @@ DEFAULT_MAX_FILE_SIZE = 1 << 30
 
 FileLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
 _PREFIX = {"little": struct.Struct("<I"), "big": struct.Struct(">I")}
-_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
 class AmbiguousDialectError(DecodeError):
@@ -385,7 +385,7 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     if data[:4] == b"ECFG":
         return _open_settings(raw, data, path, dialect, encryption, compression, use_key, max_size)
     container = "store_var"
-    base64_text = _as_base64(data)
+    base64_text = sniff_base64(data)
     if base64_text is not None:
         data, container = base64_text, "base64"
     return _open_variants(raw, data, path, container, dialect, allow_objects, encryption, compression, use_key,
@@ -411,17 +411,6 @@ def _mode_id(mode: str | int) -> int:
         if mode == m.id or (isinstance(mode, str) and mode.lower() in names):
             return m.id
     raise ValueError(f"unknown compression mode {mode!r}; one of {', '.join(m.name for m in MODES)}")
-
-
-def _as_base64(data: bytes) -> bytes | None:
-    """The bytes of ``Marshalls.variant_to_base64`` text, or None when ``data`` is not such text."""
-    text = data.strip()
-    if len(text) < 8 or len(text) % 4 or not _B64.issuperset(text) or b"=" in text.rstrip(b"="):
-        return None
-    try:
-        return base64.b64decode(text, validate=True)
-    except binascii.Error:
-        return None
 
 
 def _frames(data: bytes, byteorder: str) -> list[Record] | None:

@@ -7,8 +7,6 @@ Not a command (``tool.COMMANDS`` does not list it).
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
 import json
 import os
 import sys
@@ -17,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ..base64form import sniff_base64
 from ..dialects import Dialect, get_dialect
 from ..errors import DecodeError, GodotFormatsError
 
@@ -28,7 +27,6 @@ HEADER_KEY = "godot_formats_save"
 
 GDEC_MAGICS = (b"GDEC", b"CEDG")
 GCPF_MAGICS = (b"GCPF", b"RSCC")
-_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
 class DetailedError(GodotFormatsError):
@@ -233,17 +231,6 @@ class Peeled:
     layers: list[str] = attrs.field(factory=list)
 
 
-def base64_bytes(data: bytes) -> bytes | None:
-    """The bytes of ``Marshalls.variant_to_base64`` text, or None."""
-    text = data.strip()
-    if len(text) < 8 or len(text) % 4 or not _B64.issuperset(text) or b"=" in text.rstrip(b"="):
-        return None
-    try:
-        return base64.b64decode(text, validate=True)
-    except binascii.Error:
-        return None
-
-
 def peel(data: bytes, args: argparse.Namespace, *, max_size: int | None = None) -> Peeled:
     """Decrypt, decompress and un-base64 ``data`` as far as it goes (each layer once)."""
     from ..savefile import DEFAULT_MAX_FILE_SIZE
@@ -271,7 +258,7 @@ def peel(data: bytes, args: argparse.Namespace, *, max_size: int | None = None) 
             raise GodotFormatsError(f"at byte {e.offset}{' of the decrypted data' if out.encryption else ''}: "
                                     f"{e.reason}") from None
         out.layers.append(f"decompressed ({out.compression.mode_name})")
-    decoded = base64_bytes(out.data)
+    decoded = sniff_base64(out.data)
     if decoded is not None:
         out.data, out.base64 = decoded, True
         out.layers.append("base64-decoded")

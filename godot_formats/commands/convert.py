@@ -28,6 +28,7 @@ from typing import IO, Any
 
 import attrs
 
+from ..base64form import sniff_base64
 from ..convert import POLICIES, convert_with_report
 from ..detect import detect, frame_store_var, split_store_var
 from ..dialects import dialect_names, get_dialect
@@ -42,7 +43,7 @@ from ..tool import (
     write_atomic,
     write_target,
 )
-from .common import GCPF_MAGICS, GDEC_MAGICS, add_password_options, base64_bytes, credentials, dialect_arg
+from .common import GCPF_MAGICS, GDEC_MAGICS, add_password_options, credentials, dialect_arg
 
 FRAMINGS = ("auto", "none", "store_var")
 
@@ -284,7 +285,7 @@ def _ambiguous_sources(data: bytes, framing: str) -> list[tuple[str, bool]]:
 
 def _layered(data: bytes) -> bool:
     """Whether the file has a layer around its Variants (encrypted, compressed, project settings, base64)."""
-    return data[:4] in (*GDEC_MAGICS, *GCPF_MAGICS, b"ECFG") or base64_bytes(data) is not None
+    return data[:4] in (*GDEC_MAGICS, *GCPF_MAGICS, b"ECFG") or sniff_base64(data) is not None
 
 
 def convert_layered(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
