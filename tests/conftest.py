@@ -43,3 +43,25 @@ def assert_same_bytes(ours: bytes, engine: bytes, mask: set[int] = frozenset()) 
         f"length {len(ours)} != engine {len(engine)}\nours   {ours.hex()}\nengine {engine.hex()}")
     diff = [i for i, (a, b) in enumerate(zip(ours, engine)) if a != b and i not in mask]
     assert not diff, f"bytes differ at {diff[:10]}\nours   {ours.hex()}\nengine {engine.hex()}"
+
+
+#: GDScript (Godot 3) for engine tests that hand files to the engine as hex and take them back:
+#: ``unhex(h)``, ``put(path, hex)`` (write a file) and ``hexfile(path)`` (read one as hex).
+GD3_FILE_HELPERS = """func unhex(h):
+	var out = PoolByteArray()
+	var digits = "0123456789abcdef"
+	for i in range(0, h.length(), 2):
+		out.append(digits.find(h[i]) * 16 + digits.find(h[i + 1]))
+	return out
+func put(path, hex):
+	var w = File.new()
+	w.open(path, File.WRITE)
+	w.store_buffer(unhex(hex))
+	w.close()
+func hexfile(p):
+	var f = File.new()
+	f.open(p, File.READ)
+	var b = f.get_buffer(f.get_len())
+	f.close()
+	return b.hex_encode()
+"""

@@ -21,7 +21,7 @@ from typing import Any
 
 import oracles
 import pytest
-from conftest import FIXTURES, read_jsonl
+from conftest import FIXTURES, GD3_FILE_HELPERS, read_jsonl
 
 import godot_formats as gf
 from godot_formats import tool
@@ -559,13 +559,6 @@ def test_set(tmp_path: Path) -> None:
 
 # -- the real engines ---------------------------------------------------------------------------------------------
 
-_GD3_UNHEX = """func unhex(h):
-	var out = PoolByteArray()
-	var digits = "0123456789abcdef"
-	for i in range(0, h.length(), 2):
-		out.append(digits.find(h[i]) * 16 + digits.find(h[i + 1]))
-	return out
-"""
 
 
 @pytest.mark.engine
@@ -579,7 +572,7 @@ def test_godot3_reads_an_edited_encrypted_save(tmp_path: Path) -> None:
     assert main("edit", save, env={"EDITOR": ed, PASSWORD_ENV: "hunter2"})[0] == 0
     plain = save.read_bytes()
     script = f"""extends SceneTree
-{_GD3_UNHEX}
+{GD3_FILE_HELPERS}
 func _init():
 	var w = File.new()
 	w.open("user://edited.sav", File.WRITE)

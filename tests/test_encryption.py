@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import oracles
 import pytest
-from conftest import FIXTURES, read_jsonl
+from conftest import FIXTURES, GD3_FILE_HELPERS, read_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -520,13 +520,6 @@ func _ready() -> void:
         read_gdec(engine_file, password="hunter2")
 
 
-_GD3_UNHEX = """func unhex(h):
-	var out = PoolByteArray()
-	var digits = "0123456789abcdef"
-	for i in range(0, h.length(), 2):
-		out.append(digits.find(h[i]) * 16 + digits.find(h[i + 1]))
-	return out
-"""
 
 
 @pytest.mark.engine
@@ -545,25 +538,13 @@ def test_godot3_engine_round_trip() -> None:
     file_b = write_gdec(frames, GdecInfo(3), key=KEY_0TO31)
     values = "[" + ", ".join(f'bytes2var(unhex("{h}"))' for h in g3["value_hex"]) + "]"
     script = f"""extends SceneTree
-{_GD3_UNHEX}
-func put(path, hex):
-	var w = File.new()
-	w.open(path, File.WRITE)
-	w.store_buffer(unhex(hex))
-	w.close()
-func dump(tag, f, err):
+{GD3_FILE_HELPERS}func dump(tag, f, err):
 	if err != OK:
 		print("@@%s FAILED %d" % [tag, err])
 		return
 	while f.get_position() < f.get_len():
 		print("@@%s %s" % [tag, var2bytes(f.get_var()).hex_encode()])
 	f.close()
-func hexfile(p):
-	var f = File.new()
-	f.open(p, File.READ)
-	var b = f.get_buffer(f.get_len())
-	f.close()
-	return b.hex_encode()
 func _init():
 	var pw = unhex("{UNICODE_PASSWORD.encode().hex()}").get_string_from_utf8()
 	put("user://a.bin", "{file_a.hex()}")

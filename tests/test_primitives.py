@@ -19,7 +19,7 @@ from typing import Any
 
 import oracles
 import pytest
-from conftest import FIXTURES, read_jsonl
+from conftest import FIXTURES, GD3_FILE_HELPERS, read_jsonl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -647,24 +647,6 @@ def test_godot4_engine_reads_ours_and_writes_the_same(tmp_path: Path) -> None:
         assert gf.dumps(_read_all(rec, f), "godot4").hex() == expected[-1][1]
 
 
-_GD3_UNHEX = """func unhex(h):
-	var out = PoolByteArray()
-	var digits = "0123456789abcdef"
-	for i in range(0, h.length(), 2):
-		out.append(digits.find(h[i]) * 16 + digits.find(h[i + 1]))
-	return out
-func put(path, hex):
-	var w = File.new()
-	w.open(path, File.WRITE)
-	w.store_buffer(unhex(hex))
-	w.close()
-func hexfile(p):
-	var f = File.new()
-	f.open(p, File.READ)
-	var b = f.get_buffer(f.get_len())
-	f.close()
-	return b.hex_encode()
-"""
 
 
 @pytest.mark.engine
@@ -700,7 +682,7 @@ def test_godot3_engine_reads_ours_and_writes_the_same(tmp_path: Path) -> None:
     with _open_write(enc, rec, password="hunter2") as f:
         _run_writes(rec, f)
     assert enc.read_bytes()[:4] == b"GDEC"
-    script = ("extends SceneTree\nvar got = []\n" + _GD3_UNHEX + "func _init():\n" + "".join(body)
+    script = ("extends SceneTree\nvar got = []\n" + GD3_FILE_HELPERS + "func _init():\n" + "".join(body)
               + f"\tput(\"user://e.bin\", \"{enc.read_bytes().hex()}\")\n"
               + "\tvar e = File.new()\n"
               + "\te.open_encrypted_with_pass(\"user://e.bin\", File.READ, \"hunter2\")\n\te.endian_swap = true\n"
