@@ -23,7 +23,20 @@ from typing import Any, Iterator
 from typing import Callable as _Fn
 
 from . import types as t
-from .dialects import F32, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect
+from .dialects import (
+    F32,
+    FLAG_64,
+    I32,
+    MATH_TYPES,
+    PACKED_TYPES,
+    REAL,
+    UNSUPPORTED,
+    Dialect,
+    FloatFormat,
+    IntFormat,
+    ObjectFormat,
+    RidFormat,
+)
 from .errors import DecodeError, EncodeError
 from .keys import KeyRules, Memo, python_keys_agree
 
@@ -34,7 +47,6 @@ DEFAULT_MAX_DEPTH = 1024
 #: The engines take a buffer length as an int32: no value is larger than this.
 DEFAULT_MAX_SIZE = 0x7FFFFFFF
 
-FLAG_64 = 1 << 16  # INT/FLOAT 64-bit payload; math types in double builds; OBJECT as id
 NODE_PATH_NEW_FORMAT = 0x80000000
 COUNT_MASK = 0x7FFFFFFF  # bit 31 of Array/Dictionary counts was the old "shared" flag
 INT32_MAX = 0x7FFFFFFF
@@ -231,7 +243,7 @@ class Decoder:
                 containers[type_id] = _ARRAY
             elif name == "Dictionary":
                 containers[type_id] = _DICT
-            elif name == "Object" and dialect.object_format != "header":
+            elif name == "Object" and dialect.object_format != ObjectFormat.HEADER:
                 containers[type_id] = _OBJECT
             else:
                 readers[type_id] = self._reader_for(name)
@@ -250,14 +262,15 @@ class Decoder:
                 row = dialect.math_type(name)
                 narrow, make, arg = _math_build(row)
                 self._fixed[type_id] = (make, arg, narrow.unpack_from, row.count)
-        self._padded_names = dialect.object_format == "engine"
-        self._builtin_container_types = [None if n == "Nil" else t.ContainerType(n) for n in dialect.types]
+        self._padded_names = dialect.object_format == ObjectFormat.ENGINE
+        self._builtin_container_types = [None if n in ("Nil", UNSUPPORTED) else t.ContainerType(n)
+                                         for n in dialect.types]
         # Headers (type id, no flags) of int32, float32 and String, read inline by
         # decode(); -1 where the dialect gives that header another meaning.
         int_id, float_id, string_id = (dialect.type_id(n) for n in ("int", "float", "String"))
         self._fast_headers = (
-            int_id if int_id is not None and dialect.int_format != "i64" else -1,
-            float_id if float_id is not None and dialect.float_format != "f64" else -1,
+            int_id if int_id is not None and dialect.int_format != IntFormat.I64 else -1,
+            float_id if float_id is not None and dialect.float_format != FloatFormat.F64 else -1,
             string_id if string_id is not None else -1,
         )
         # Headers of an untyped Array / Dictionary (no flag bits), opened inline.
@@ -485,11 +498,11 @@ class Decoder:
     def _open_object(self, buf: Any, start: int, header: int, end: int) -> tuple[tuple[Any, ...] | None, Any, int]:
         pos = start + 4
         form = self.dialect.object_format
-        if form == "unsupported":
+        if form == ObjectFormat.UNSUPPORTED:
             raise DecodeError(start, f"{self.dialect.name} has no Object encoding")
         # The engines flag the id form; the 4.x page has no flag, so the caller's
         # choice (allow_objects) is all that tells the two forms apart there.
-        as_id = header & FLAG_64 if form == "engine" else not self.allow_objects
+        as_id = header & FLAG_64 if form == ObjectFormat.ENGINE else not self.allow_objects
         if as_id:
             if end - pos < 8:
                 raise DecodeError(pos, f"Object id needs 8 bytes, {end - pos} left")
@@ -497,7 +510,7 @@ class Decoder:
             return None, (t.EncodedObjectAsID(object_id) if object_id else None), pos + 8
         if not self.allow_objects:
             raise DecodeError(start, "a full Object is only decoded with allow_objects=True")
-        padded = form == "engine"
+        padded = form == ObjectFormat.ENGINE
         class_name, pos = self.read_string(buf, pos, end, "Object class name", padded)
         if not class_name:
             return None, None, pos  # what pre-3.2 engines and the 4.x page write for a null Object
@@ -551,6 +564,8 @@ class Decoder:
             if type_id >= self.dialect.variant_max:
                 raise DecodeError(pos, f"container element type id {type_id} is not a type of {self.dialect.name}")
             name = self.dialect.types[type_id]
+            if name == UNSUPPORTED:
+                raise DecodeError(pos, f"container element type id {type_id} is not supported by {self.dialect.name}")
             if name == "Object" and not self.allow_objects:
                 # What the engine does (_decode_container_type): without objects an
                 # Object-typed container holds ids, so its class is EncodedObjectAsID.
@@ -566,6 +581,8 @@ class Decoder:
 
     def _reader_for(self, name: str) -> _Fn[..., tuple[Any, int]]:
         """The payload reader for one type: a closure over the row of its table."""
+        if name == UNSUPPORTED:
+            return self._read_unsupported
         if name in MATH_TYPES:
             return self._math_reader(name)
         if name in PACKED_TYPES:
@@ -576,6 +593,12 @@ class Decoder:
         if end - pos < size:
             raise DecodeError(pos, f"{what} needs {size} bytes, {max(end - pos, 0)} left")
 
+    def _read_unsupported(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+        """An id the dialect's table leaves empty: reserved, and unreadable in this dialect."""
+        type_id = header & self.dialect.type_mask
+        raise DecodeError(pos, f"type id {type_id} (header 0x{header:08x}) is not supported by {self.dialect.name} "
+                               "(an empty slot in its type table)")
+
     def _read_Nil(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
         return None, pos + 4
 
@@ -584,7 +607,7 @@ class Decoder:
         return u32_at(buf, pos + 4)[0] != 0, pos + 8
 
     def _read_int(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
-        if header & FLAG_64 or self.dialect.int_format == "i64":
+        if header & FLAG_64 or self.dialect.int_format == IntFormat.I64:
             self._need(pos + 4, end, 8, "64-bit int")
             return _i64.unpack_from(buf, pos + 4)[0], pos + 12
         self._need(pos + 4, end, 4, "int")
@@ -592,7 +615,7 @@ class Decoder:
 
     def _read_float(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
         fmt = self.dialect.float_format
-        if (header & FLAG_64 and fmt != "f32") or fmt == "f64":
+        if (header & FLAG_64 and fmt != FloatFormat.F32) or fmt == FloatFormat.F64:
             self._need(pos + 4, end, 8, "64-bit float")
             return _f64.unpack_from(buf, pos + 4)[0], pos + 12
         self._need(pos + 4, end, 4, "float")
@@ -634,9 +657,9 @@ class Decoder:
 
     def _read_RID(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
         rid_format = self.dialect.rid_format
-        if rid_format == "none":
+        if rid_format == RidFormat.NONE:
             return t.RID(), pos + 4
-        if rid_format == "unsupported":
+        if rid_format == RidFormat.UNSUPPORTED:
             raise DecodeError(pos, f"{self.dialect.name} has no RID encoding")
         self._need(pos + 4, end, 8, "RID")
         return t.RID(_u64.unpack_from(buf, pos + 4)[0]), pos + 12
@@ -825,11 +848,14 @@ class Encoder:
         self.max_depth = max_depth
         self._utf8_errors = "surrogatepass" if dialect.utf8_surrogates else "strict"
         self._headers = {name: dialect.type_id(name) for name in dialect.types if name}
+        nil_id = dialect.type_id("Nil")
+        # Nil's header, written through the table like every other (b"": the dialect has no Nil).
+        self._nil_header = b"" if nil_id is None else pack_u32(nil_id)
         int_id, float_id, string_id = (dialect.type_id(n) for n in ("int", "float", "String"))
         # Headers of the values written inline; -1 where the dialect writes them otherwise.
         self._fast_headers = (
-            int_id if int_id is not None and dialect.int_format == "auto" else -1,
-            float_id if float_id is not None and dialect.float_format == "auto" else -1,
+            int_id if int_id is not None and dialect.int_format == IntFormat.AUTO else -1,
+            float_id if float_id is not None and dialect.float_format == FloatFormat.AUTO else -1,
             string_id if string_id is not None else -1,
         )
         array_id, dict_id = dialect.type_id("Array"), dialect.type_id("Dictionary")
@@ -977,7 +1003,7 @@ class Encoder:
     # -- payload writers ----------------------------------------------------------
 
     def _write_nil(self, out: bytearray, value: Any) -> None:
-        out += b"\0\0\0\0"
+        out += self._nil_header or pack_u32(self._header("Nil"))  # the second raises: no Nil here
 
     def _write_bool(self, out: bytearray, value: bool) -> None:
         out += pack_u32(self._header("bool"))
@@ -988,12 +1014,12 @@ class Encoder:
         if not -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
             raise EncodeError(f"int {_int_text(value)} does not fit in 64 bits")
         fits32 = -0x80000000 <= value <= 0x7FFFFFFF
-        if fmt == "i32" and not fits32:
+        if fmt == IntFormat.I32 and not fits32:
             raise EncodeError(f"int {_int_text(value)} does not fit in 32 bits ({self.dialect.name} has no 64-bit int)")
-        if fmt == "i64":
+        if fmt == IntFormat.I64:
             out += pack_u32(self._header("int"))
             out += _i64.pack(value)
-        elif fits32 and fmt != "flag64":
+        elif fits32 and fmt != IntFormat.FLAG64:
             out += pack_u32(self._header("int"))
             out += _i32.pack(value)
         else:
@@ -1002,17 +1028,17 @@ class Encoder:
 
     def _write_float(self, out: bytearray, value: float) -> None:
         fmt = self.dialect.float_format
-        if fmt == "f64":
+        if fmt == FloatFormat.F64:
             out += pack_u32(self._header("float"))
             out += _f64.pack(value)
             return
-        if fmt in ("auto", "f32"):
+        if fmt in (FloatFormat.AUTO, FloatFormat.F32):
             # float32 whenever it round-trips exactly; NaN never does, so it is always 64-bit.
             try:
                 narrow = _f32.pack(value)
             except OverflowError:
                 narrow = _float32_bytes((value,))  # C casts overflow to inf
-            if fmt == "f32" or _f32.unpack(narrow)[0] == value:
+            if fmt == FloatFormat.F32 or _f32.unpack(narrow)[0] == value:
                 out += pack_u32(self._header("float"))
                 out += narrow
                 return
@@ -1044,7 +1070,7 @@ class Encoder:
         self.write_string(out, value)
 
     def _write_raw_name(self, out: bytearray, value: str) -> None:
-        if self.dialect.object_format == "engine":
+        if self.dialect.object_format == ObjectFormat.ENGINE:
             self.write_string(out, value)
         else:  # the 4.x page's unpadded names
             raw = self._string_bytes(value)
@@ -1059,24 +1085,24 @@ class Encoder:
 
     def _write_rid(self, out: bytearray, value: t.RID) -> None:
         rid_format = self.dialect.rid_format
-        if rid_format == "unsupported":
+        if rid_format == RidFormat.UNSUPPORTED:
             raise EncodeError(f"{self.dialect.name} has no RID encoding")
         out += pack_u32(self._header("RID"))
-        if rid_format == "u64":
+        if rid_format == RidFormat.U64:
             out += _u64.pack(_u64_field(value.id, "RID id"))
 
     def _object_header(self, as_id: bool) -> int:
         form = self.dialect.object_format
-        if form == "unsupported":
+        if form == ObjectFormat.UNSUPPORTED:
             raise EncodeError(f"{self.dialect.name} has no Object encoding")
-        return self._header("Object") | (FLAG_64 if as_id and form == "engine" else 0)
+        return self._header("Object") | (FLAG_64 if as_id and form == ObjectFormat.ENGINE else 0)
 
     def _write_object_id(self, out: bytearray, value: t.EncodedObjectAsID) -> None:
-        if self.dialect.object_format == "header":  # Godot 2 writes no id: the header alone
+        if self.dialect.object_format == ObjectFormat.HEADER:  # Godot 2 writes no id: the header alone
             _u64_field(value.object_id, "object id")
             out += pack_u32(self._header("Object"))
             return
-        if self.dialect.object_format == "docs4" and self.full_objects:
+        if self.dialect.object_format == ObjectFormat.DOCS4 and self.full_objects:
             raise EncodeError("the 4.x page's Object forms cannot mix ids with full objects")
         out += pack_u32(self._object_header(True))
         out += _u64.pack(_u64_field(value.object_id, "object id"))
@@ -1085,7 +1111,7 @@ class Encoder:
         if not self.full_objects:
             raise EncodeError(f"Object {value.class_name} is only written with full_objects=True "
                               "(an instance id is written from EncodedObjectAsID)")
-        if self.dialect.object_format == "header":
+        if self.dialect.object_format == ObjectFormat.HEADER:
             raise EncodeError(f"{self.dialect.name} cannot write a full Object: "
                               "its encoder writes the type header alone")
         out += pack_u32(self._object_header(False))

@@ -44,7 +44,18 @@ import attrs
 
 from . import types as t
 from .codec import DEFAULT_MAX_DEPTH
-from .dialects import MATH_TYPES, PACKED_TYPES, REAL, Dialect, get_dialect
+from .dialects import (
+    MATH_TYPES,
+    PACKED_TYPES,
+    REAL,
+    Dialect,
+    FloatFormat,
+    IntFormat,
+    ObjectFormat,
+    ObjectScript,
+    RidFormat,
+    get_dialect,
+)
 from .errors import ConversionError, DecodeError, EncodeError, Loss
 from .keys import Memo, python_keys_agree
 
@@ -418,7 +429,7 @@ GODOT4_META_PREFIX = "metadata/"
 
 def _scripts_by_path(d: Dialect) -> bool:
     """Godot 4.3+ stores an Object's ``script`` as a res:// path; 3.x and 4.0-4.2 embed the Script."""
-    return d.object_script == "path"
+    return d.object_script == ObjectScript.PATH
 
 
 # --- the walker ------------------------------------------------------------------------
@@ -479,9 +490,9 @@ class _Converter:
         self.losses: list[Loss] = []
         self.cross_major = source.major != target.major
         checks: dict[str, _Fn[[_Path, Any], Any]] = {"Object": self._object_id, "RID": self._rid}
-        if target.float_format == "f32":
+        if target.float_format == FloatFormat.F32:
             checks["float"] = self._float32
-        if target.int_format == "i32":
+        if target.int_format == IntFormat.I32:
             checks["int"] = self._int32
         if not target.utf8_surrogates:
             checks.update(String=self._text, StringName=self._text, NodePath=self._node_path,
@@ -527,7 +538,7 @@ class _Converter:
             frame = self._array(path, v)
         elif isinstance(v, (dict, t.Dictionary)):
             frame = self._dictionary(path, v)
-        elif type(v) is t.Object and self.target.object_format != "unsupported":
+        elif type(v) is t.Object and self.target.object_format != ObjectFormat.UNSUPPORTED:
             frame = self._object(path, v)
         else:
             return True, self._leaf(path, v)
@@ -709,7 +720,7 @@ class _Converter:
         return v if not _has_surrogate(v.name) else t.Signal(self._text((path, ".", "name"), v.name), v.object_id)
 
     def _object_id(self, path: _Path, v: Any) -> Any:
-        if self.target.object_format == "unsupported":
+        if self.target.object_format == ObjectFormat.UNSUPPORTED:
             self.loss(path, f"{self.target.name} cannot write an Object: written as null", v, None)
             return None
         if isinstance(v, t.EncodedObjectAsID):
@@ -720,10 +731,10 @@ class _Converter:
 
     def _rid(self, path: _Path, v: t.RID) -> Any:
         rid_format = self.target.rid_format
-        if rid_format == "unsupported":
+        if rid_format == RidFormat.UNSUPPORTED:
             self.loss(path, f"{self.target.name} cannot write a RID: written as null", v, None)
             return None
-        if v.id and rid_format == "none":
+        if v.id and rid_format == RidFormat.NONE:
             self.loss(path, f"RID {v.id}: {self.target.name} writes no RID id, written as an empty RID", v, t.RID())
             return t.RID()
         return v

@@ -14,6 +14,7 @@ that is what other implementations were built from.
 
 from __future__ import annotations
 
+import enum
 import operator
 from collections.abc import Callable as _Fn
 from typing import Any
@@ -23,7 +24,10 @@ import attrs
 from . import types as t
 from .keys import GODOT3_KEYS, GODOT4_KEYS, KeyRules
 
-__all__ = ["Dialect", "MathType", "MATH_TYPES", "TYPE_NAMES", "get_dialect", "dialect_names", "register"]
+__all__ = [
+    "Dialect", "MathType", "MATH_TYPES", "TYPE_NAMES", "KNOWN_TYPES", "UNSUPPORTED", "get_dialect", "dialect_names",
+    "register", "unregister", "IntFormat", "FloatFormat", "RidFormat", "ObjectFormat", "ObjectScript", "BasisOrder",
+]
 
 # Every Godot 4 type name, in Godot 4.4's Variant::Type order.  The value model
 # and the dialect tables are keyed by these names.
@@ -36,6 +40,80 @@ TYPE_NAMES: tuple[str, ...] = (
     "PackedStringArray", "PackedVector2Array", "PackedVector3Array", "PackedColorArray",
     "PackedVector4Array",
 )
+
+#: Every type name a dialect's table may hold: the value model's types (Godot 4's,
+#: and Godot 2's Image and InputEvent), each of which the codec reads and writes.
+KNOWN_TYPES: frozenset[str] = frozenset(t.GODOT_TYPE_NAMES.values())
+#: A slot of a type table that holds this instead of a name is an id the dialect
+#: reserves but cannot read: decoding it is a DecodeError naming the id.
+UNSUPPORTED = ""
+
+#: Header bit 16: a 64-bit INT/FLOAT payload, math types of a real_t=double build,
+#: an Object written as its id.  Bits 16-17 (Array) and 16-19 (Dictionary) hold the
+#: typed-container kinds.  A dialect that writes them must mask them off its type ids.
+FLAG_64 = 1 << 16
+_TYPED_ARRAY_BITS = 3 << 16
+_TYPED_DICTIONARY_BITS = 15 << 16
+
+
+class _Switch(str, enum.Enum):
+    """A dialect switch: a ``str`` (so ``d.int_format == "auto"`` holds) that only takes its listed values."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class IntFormat(_Switch):
+    """How ints are written."""
+
+    AUTO = "auto"      # int32, or int64 with the flag when it does not fit (the engines since 3.1)
+    FLAG64 = "flag64"  # always int64 with the flag (Godot 3.0.x)
+    I64 = "i64"        # always int64, no flag (a documentation page)
+    I32 = "i32"        # never wider (Godot 2)
+
+
+class FloatFormat(_Switch):
+    """How floats are written."""
+
+    AUTO = "auto"      # float32 when exact, else float64 with the flag
+    FLAG64 = "flag64"  # always float64 with the flag
+    F32 = "f32"        # always float32, no flag
+    F64 = "f64"        # always float64, no flag
+
+
+class RidFormat(_Switch):
+    """What follows a RID header."""
+
+    U64 = "u64"                  # its id (4.x)
+    NONE = "none"                # nothing: the header alone (2.x, 3.x)
+    UNSUPPORTED = "unsupported"  # no encoding (a documentation page)
+
+
+class ObjectFormat(_Switch):
+    """The forms of an Object."""
+
+    ENGINE = "engine"            # NIL for null, flag + u64 for an id, padded class and property names
+    DOCS4 = "docs4"              # the 4.x page: no flag, unpadded names, allow_objects decides the mode
+    HEADER = "header"            # Godot 2: the type header alone, read as null
+    UNSUPPORTED = "unsupported"  # no encoding
+
+
+class ObjectScript(_Switch):
+    """How a full Object's ``script`` property is stored."""
+
+    OBJECT = "object"  # the Script itself, embedded (3.x, 4.0-4.2)
+    PATH = "path"      # its res:// path (4.3+)
+
+
+class BasisOrder(_Switch):
+    """The order of a Basis's numbers."""
+
+    ROWS = "rows"        # the engines
+    COLUMNS = "columns"  # what the documentation pages say
+
 
 # Component kinds of fixed-size math types.
 REAL = "real"  # float32, or float64 with the header flag in real_t=double builds
@@ -149,9 +227,15 @@ GODOT3_NAMES = {
 class Dialect:
     """One version of the format (or one documentation page's idea of it).
 
-    ``types[i]`` is the Godot 4 name of wire id ``i``.  The switches say which
-    of the rules that changed over time apply; every one of them names the
-    engine behaviour it stands for.
+    ``types[i]`` is the Godot 4 name of wire id ``i``, or :data:`UNSUPPORTED`
+    for an id the dialect reserves but cannot read.  The switches say which of
+    the rules that changed over time apply; every one of them names the engine
+    behaviour it stands for, and takes only the values of its enum (a plain
+    string of one of them is accepted and converted).
+
+    Everything is checked once, when the dialect is made (``Dialect(...)`` or
+    ``attrs.evolve``): a bad table or switch is a ValueError naming it, so the
+    codec never meets one in its per-value loops.
     """
 
     name: str
@@ -167,28 +251,21 @@ class Dialect:
     real_is_double: bool = False
     #: The decoder honours the 64-bit flag on math types and packed vectors (4.x).
     math_flag_64: bool = True
-    #: How ints are written: "auto" (int32, or int64 with the flag when it does not
-    #: fit), "flag64" (always int64 with the flag: Godot 3.0.x), "i64" (always
-    #: int64, no flag), "i32" (never wider).
-    int_format: str = "auto"
-    #: How floats are written: "auto" (float32 when exact, else float64 with the
-    #: flag), "flag64" (always float64 with the flag), "f32" / "f64" (fixed, no flag).
-    float_format: str = "auto"
+    #: How ints are written (:class:`IntFormat`; a plain string of its values is accepted).
+    int_format: IntFormat = IntFormat.AUTO
+    #: How floats are written (:class:`FloatFormat`).
+    float_format: FloatFormat = FloatFormat.AUTO
     #: Typed Array headers (Godot 4.3+) and typed Dictionary headers (4.4+).
     typed_arrays: bool = False
     typed_dictionaries: bool = False
-    #: RID payload: "u64" (4.x), "none" (3.x: the header alone), "unsupported".
-    rid_format: str = "u64"
-    #: Object forms: "engine" (NIL for null, flag + u64 for an id, padded class and
-    #: property names), "docs4" (the 4.x page: no flag, unpadded names, the mode
-    #: decided by allow_objects), "header" (Godot 2: the type header alone, read
-    #: as null), "unsupported".
-    object_format: str = "engine"
-    #: How a full Object's ``script`` property is stored: "object" (the Script
-    #: itself, embedded: 3.x and 4.0-4.2) or "path" (its res:// path: 4.3+).
-    object_script: str = "path"
-    #: Basis rows ("rows", the engines) or columns ("columns", what the pages say).
-    basis_order: str = "rows"
+    #: RID payload (:class:`RidFormat`).
+    rid_format: RidFormat = RidFormat.U64
+    #: Object forms (:class:`ObjectFormat`).
+    object_format: ObjectFormat = ObjectFormat.ENGINE
+    #: How a full Object's ``script`` property is stored (:class:`ObjectScript`).
+    object_script: ObjectScript = ObjectScript.PATH
+    #: Basis rows (the engines) or columns (what the pages say): :class:`BasisOrder`.
+    basis_order: BasisOrder = BasisOrder.ROWS
     #: PackedStringArray elements carry a trailing NUL inside their length.
     packed_string_nul: bool = True
     #: Width in bytes of the element count of PackedInt64Array (a page says 8).
@@ -204,6 +281,18 @@ class Dialect:
     _ids: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:
+        # Checked once, here, so that the codec's per-value loops can trust the table.
+        object.__setattr__(self, "types", tuple(self.types) if isinstance(self.types, (list, tuple)) else self.types)
+        problems = []
+        for field, switch in _SWITCHES.items():
+            value = getattr(self, field)
+            try:
+                object.__setattr__(self, field, switch(value))
+            except ValueError:
+                problems.append(f"{field}={value!r} is not one of: {', '.join(m.value for m in switch)}")
+        problems += _problems(self)
+        if problems:
+            raise ValueError(f"invalid dialect {self.name!r}: " + "; ".join(problems))
         object.__setattr__(self, "_ids", {name: i for i, name in enumerate(self.types) if name})
 
     @property
@@ -221,7 +310,7 @@ class Dialect:
 
     def math_type(self, name: str) -> MathType:
         """The row of a fixed-size math type, in this dialect's component order."""
-        if self.basis_order == "columns" and name in MATH_TYPES_BY_COLUMNS:
+        if self.basis_order == BasisOrder.COLUMNS and name in MATH_TYPES_BY_COLUMNS:
             return MATH_TYPES_BY_COLUMNS[name]
         return MATH_TYPES[name]
 
@@ -234,6 +323,71 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<Dialect {self.name}>"
+
+
+#: The switches, and the values each one takes.
+_SWITCHES: dict[str, type[_Switch]] = {
+    "int_format": IntFormat, "float_format": FloatFormat, "rid_format": RidFormat,
+    "object_format": ObjectFormat, "object_script": ObjectScript, "basis_order": BasisOrder,
+}
+
+
+def _problems(d: Dialect) -> list[str]:
+    """What is wrong with a dialect's table and switches: every invariant the codec relies on."""
+    problems: list[str] = []
+    if not isinstance(d.name, str) or not d.name:
+        problems.append("the name must be a non-empty string")
+    types = d.types
+    if not isinstance(types, tuple) or not types or not all(isinstance(n, str) for n in types):
+        return problems + [f"types must be a non-empty sequence of type names (or UNSUPPORTED), not {types!r}"]
+    first_id: dict[str, int] = {}
+    for type_id, name in enumerate(types):
+        if name == UNSUPPORTED:
+            continue
+        if name not in KNOWN_TYPES:
+            problems.append(f"types[{type_id}] = {name!r} is not a type the codec knows "
+                            f"(one of godot_formats.dialects.KNOWN_TYPES, or UNSUPPORTED for an empty slot)")
+        elif name in first_id:
+            problems.append(f"{name!r} has two ids, {first_id[name]} and {type_id}")
+        first_id.setdefault(name, type_id)
+    if not types[-1]:
+        problems.append(f"the last id ({len(types) - 1}) is an empty slot: the table should end at its last type")
+    mask = d.type_mask
+    if not isinstance(mask, int) or not 0 < mask <= 0xFFFFFFFF or mask & (mask + 1):
+        problems.append(f"type_mask {mask!r} is not a mask of the low bits of a u32 (0xFF, 0xFFFF, 0xFFFFFFFF ...)")
+    else:
+        if len(types) > mask + 1:
+            problems.append(f"{len(types)} types need ids up to {len(types) - 1}, beyond type_mask 0x{mask:x}")
+        written = [
+            (f"int_format={d.int_format}", FLAG_64, d.int_format in (IntFormat.AUTO, IntFormat.FLAG64)),
+            (f"float_format={d.float_format}", FLAG_64, d.float_format in (FloatFormat.AUTO, FloatFormat.FLAG64)),
+            ("real_is_double", FLAG_64, d.real_is_double),
+            ("object_format=engine", FLAG_64, d.object_format == ObjectFormat.ENGINE and "Object" in first_id),
+            ("typed_arrays", _TYPED_ARRAY_BITS, d.typed_arrays),
+            ("typed_dictionaries", _TYPED_DICTIONARY_BITS, d.typed_dictionaries),
+        ]
+        clashes = [switch for switch, bits, on in written if on and mask & bits]
+        if clashes:
+            problems.append(f"{', '.join(clashes)} set header flag bits that type_mask 0x{mask:x} reads as part "
+                            "of the type id: the dialect could not read its own bytes")
+    if d.real_is_double and not d.math_flag_64:
+        problems.append("real_is_double writes math types with the 64-bit flag, which math_flag_64=False ignores")
+    if d.int64_array_count_size not in (4, 8):
+        problems.append(f"int64_array_count_size is {d.int64_array_count_size!r}, not 4 or 8")
+    if d.major not in (2, 3, 4):
+        problems.append(f"major is {d.major!r}, not 2, 3 or 4")
+    for name, native in d.native_names.items():
+        if name not in first_id:
+            problems.append(f"native_names renames {name!r}, which is not in types")
+        if not isinstance(native, str) or not native:
+            problems.append(f"native_names[{name!r}] must be a non-empty string")
+    named: dict[str, str] = {}
+    for name in first_id:
+        native = d.native_names.get(name, name)
+        if native in named:
+            problems.append(f"{named[native]!r} and {name!r} are both called {native!r}")
+        named.setdefault(native, name)
+    return problems
 
 
 _REGISTRY: dict[str, Dialect] = {}
@@ -249,11 +403,33 @@ def register(dialect: Dialect, *aliases: str, listed: bool = True) -> Dialect:
     without its rare markers, identical to a listed one's, so that listing it
     would make every blob of the other ambiguous.
     """
-    for key in (dialect.name, *aliases):
+    if not isinstance(dialect, Dialect):
+        raise TypeError(f"register() takes a Dialect, not {type(dialect).__name__}")
+    keys = (dialect.name, *aliases)
+    for key in keys:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"dialect {dialect.name!r}: alias {key!r} is not a non-empty string")
+        if keys.count(key) > 1:
+            raise ValueError(f"dialect {dialect.name!r}: {key!r} is given twice")
+        taken = _REGISTRY.get(key)
+        if taken is not None and taken is not dialect:
+            raise ValueError(f"dialect {dialect.name!r}: the name {key!r} is taken by {taken.name!r} "
+                             "(unregister it first)")
+    for key in keys:
         _REGISTRY[key] = dialect
     if not listed:
         _UNLISTED.add(dialect.name)
     return dialect
+
+
+def unregister(dialect: str | Dialect) -> None:
+    """Forget a dialect, under its name and every alias (the reverse of :func:`register`)."""
+    d = get_dialect(dialect)
+    if _REGISTRY.get(d.name) is not d:
+        raise ValueError(f"dialect {d.name!r} is not registered")
+    for key in [k for k, v in _REGISTRY.items() if v is d]:
+        del _REGISTRY[key]
+    _UNLISTED.discard(d.name)
 
 
 def get_dialect(dialect: str | Dialect) -> Dialect:
@@ -292,13 +468,13 @@ GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
 
 GODOT3 = register(Dialect(
     "godot3", "Godot 3.1-3.6 (27 types, Pool arrays)", GODOT3_TYPES,
-    native_names=GODOT3_NAMES, major=3, math_flag_64=False, rid_format="none", utf8_surrogates=True,
-    object_script="object",
+    native_names=GODOT3_NAMES, major=3, math_flag_64=False, rid_format=RidFormat.NONE, utf8_surrogates=True,
+    object_script=ObjectScript.OBJECT,
 ), "godot3.1", "godot3.2", "godot3.3", "godot3.4", "godot3.5", "godot3.6")
 GODOT30 = register(attrs.evolve(
     GODOT3, name="godot3.0",
     description="Godot 3.0.x: as godot3, but every int is written 64-bit (fixed in 3.1)",
-    int_format="flag64",
+    int_format=IntFormat.FLAG64,
 ))
 GODOT2 = register(Dialect(
     # From the 2.x marshalls.cpp (decode_variant/encode_variant) and six engine.cfb files
@@ -307,20 +483,20 @@ GODOT2 = register(Dialect(
     # Arrays/Dictionaries may carry the "shared" bit 31 (masked), NodePath has the old
     # string form and the property flag, RID and Object are the header alone.
     "godot2", "Godot 2.0-2.1 (29 types with Image and InputEvent; 32-bit int and float)", GODOT2_TYPES,
-    native_names=GODOT2_NAMES, major=2, type_mask=0xFFFFFFFF, math_flag_64=False, int_format="i32",
-    float_format="f32", rid_format="none", object_format="header", node_path_old_format=True,
-    utf8_surrogates=True, object_script="object",
+    native_names=GODOT2_NAMES, major=2, type_mask=0xFFFFFFFF, math_flag_64=False, int_format=IntFormat.I32,
+    float_format=FloatFormat.F32, rid_format=RidFormat.NONE, object_format=ObjectFormat.HEADER,
+    node_path_old_format=True, utf8_surrogates=True, object_script=ObjectScript.OBJECT,
 ), "godot2.0", "godot2.1", listed=False)
 # Unlisted: a Godot 2 value without an Image or InputEvent (or a "shared" bit) is byte for
 # byte a Godot 3 one, so detect() would call every Godot 3 blob ambiguous; and explain,
 # text and the command line do not know its Object/Image/InputEvent yet.  Use it by name.
 GODOT40 = register(Dialect(
-    "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES, object_script="object",
+    "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES, object_script=ObjectScript.OBJECT,
 ), "godot4.1", "godot4.2")
 GODOT43 = register(attrs.evolve(
     GODOT40, name="godot4.3",
     description="Godot 4.3 (39 types with PackedVector4Array, typed Array, no typed Dictionary)",
-    types=GODOT4_TYPES, typed_arrays=True, object_script="path",
+    types=GODOT4_TYPES, typed_arrays=True, object_script=ObjectScript.PATH,
 ))
 GODOT4 = register(attrs.evolve(
     GODOT43, name="godot4",
@@ -346,14 +522,15 @@ DOCS4_TYPES = (
 )
 
 _DOCS = dict(
-    engine=False, object_script="object", math_flag_64=False, packed_string_nul=False, basis_order="columns",
-    rid_format="unsupported", object_format="unsupported", node_path_old_format=True,
+    engine=False, object_script=ObjectScript.OBJECT, math_flag_64=False, packed_string_nul=False,
+    basis_order=BasisOrder.COLUMNS, rid_format=RidFormat.UNSUPPORTED, object_format=ObjectFormat.UNSUPPORTED,
+    node_path_old_format=True,
 )
 
 DOCS_GODOT30 = register(Dialect(
     "docs-godot3.0", "the Godot 3.0 documentation page: 27 types, no header flags, "
     "int always 64-bit, float always 32-bit", GODOT3_TYPES, native_names=GODOT3_NAMES, major=3,
-    type_mask=0xFFFFFFFF, int_format="i64", float_format="f32", **_DOCS,  # type: ignore[arg-type]
+    type_mask=0xFFFFFFFF, int_format=IntFormat.I64, float_format=FloatFormat.F32, **_DOCS,  # type: ignore[arg-type]
     notes=("no header flags: ints are always 8 bytes, floats always 4 (the engine: 4 or 8 by value)",
            "PoolStringArray elements without the NUL the engine writes",
            "Basis and Transform listed by columns (the engine writes rows)",
@@ -361,7 +538,7 @@ DOCS_GODOT30 = register(Dialect(
 ))
 DOCS_GODOT3 = register(Dialect(
     "docs-godot3", "the Godot 3.x documentation page: 27 types, type = header & 0xFFFF",
-    GODOT3_TYPES, native_names=GODOT3_NAMES, major=3, type_mask=0xFFFF, float_format="flag64",
+    GODOT3_TYPES, native_names=GODOT3_NAMES, major=3, type_mask=0xFFFF, float_format=FloatFormat.FLAG64,
     **_DOCS,  # type: ignore[arg-type]
     notes=("type = header & 0xFFFF (the engine masks 0xFF)",
            "'float always uses double precision': every float written 64-bit with the flag",
@@ -373,7 +550,7 @@ DOCS_GODOT4_FIXED64 = register(Dialect(
     "docs-godot4-fixed64", "the early Godot 4 documentation page: 29 types with fixed "
     "64-bit ints and floats, no header flags", DOCS4_TYPES,
     native_names={"Quaternion": "Quat", "Transform3D": "Transform"},
-    type_mask=0xFFFFFFFF, int_format="i64", float_format="f64", int64_array_count_size=8,
+    type_mask=0xFFFFFFFF, int_format=IntFormat.I64, float_format=FloatFormat.F64, int64_array_count_size=8,
     **_DOCS,  # type: ignore[arg-type]
     notes=("the 3.x type table with two packed arrays spliced in: only ids 0-5 match Godot 4",
            "no header flags: ints always 8 bytes, floats always 8 bytes",
@@ -385,8 +562,8 @@ DOCS_GODOT4 = register(attrs.evolve(
     DOCS_GODOT4_FIXED64, name="docs-godot4",
     description="the outdated Godot 4 documentation page (4.0-4.6 'stable'): 29 types, "
     "type = header & 0xFFFF",
-    native_names={}, type_mask=0xFFFF, int_format="auto", float_format="flag64",
-    object_format="docs4",
+    native_names={}, type_mask=0xFFFF, int_format=IntFormat.AUTO, float_format=FloatFormat.FLAG64,
+    object_format=ObjectFormat.DOCS4,
     notes=("the 3.x type table with two packed arrays spliced in: only ids 0-5 match Godot 4",
            "type = header & 0xFFFF (the engine masks 0xFF)",
            "'float always uses double precision': every float written 64-bit with the flag",

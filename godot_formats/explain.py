@@ -31,8 +31,8 @@ from typing import Any, NoReturn
 
 import attrs
 
-from .codec import COUNT_MASK, DEFAULT_MAX_DEPTH, FLAG_64, INT32_MAX, NODE_PATH_NEW_FORMAT, Decoder
-from .dialects import I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect, get_dialect
+from .codec import COUNT_MASK, DEFAULT_MAX_DEPTH, INT32_MAX, NODE_PATH_NEW_FORMAT, Decoder
+from .dialects import FLAG_64, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect, ObjectFormat, get_dialect
 from .errors import DecodeError
 
 __all__ = ["Field", "explain", "explain_fields", "format_fields", "format_lines", "MAX_INDENT_DEPTH"]
@@ -187,10 +187,10 @@ class _Walker:
         if name in ("int", "float") and flags & FLAG_64:
             notes.append("64-bit")
             used = FLAG_64
-        elif name == "Object" and d.object_format == "engine":
+        elif name == "Object" and d.object_format == ObjectFormat.ENGINE:
             notes.append("as id" if flags & FLAG_64 else "full object")
             used = FLAG_64
-        elif name == "Object" and d.object_format == "docs4":
+        elif name == "Object" and d.object_format == ObjectFormat.DOCS4:
             mode = "full object" if self.allow_objects else "as id"
             notes.append(f"{mode} (this page has no flag: allow_objects decides)")
         elif (name in MATH_TYPES and MATH_TYPES[name].component == REAL
@@ -257,7 +257,7 @@ class _Walker:
                 if top.index < top.count:
                     if top.kind == "Object":
                         prop, pos = yield from self.string(pos, len(stack), "property name ",
-                                                           self.d.object_format == "engine", "property name")
+                                                           self.d.object_format == ObjectFormat.ENGINE, "property name")
                         label = f"property {_quote(prop)}: "
                     else:
                         label = _ordinal_label(top.kind, top.index)
@@ -269,7 +269,7 @@ class _Walker:
 
     def object_as_id(self, header: int) -> bool:
         form = self.d.object_format
-        return bool(header & FLAG_64) if form == "engine" else not self.allow_objects
+        return bool(header & FLAG_64) if form == ObjectFormat.ENGINE else not self.allow_objects
 
     def count(self, pos: int, depth: int, what: str) -> Generator[Field, None, int]:
         raw = self.u32(pos)
@@ -296,7 +296,7 @@ class _Walker:
 
     def open_object(self, pos: int, depth: int) -> Generator[Field, None, tuple[int, _Open | None]]:
         class_name, pos = yield from self.string(pos + 4, depth + 1, "class name ",
-                                                 self.d.object_format == "engine", "Object class name")
+                                                 self.d.object_format == ObjectFormat.ENGINE, "Object class name")
         if not class_name:
             yield Field(pos, 0, depth + 1, "value", "an empty class name: a null Object")
             return pos, None
