@@ -30,7 +30,7 @@ from typing import Any, ClassVar, TypeVar, overload
 
 import attrs
 
-from godot_formats.keys import GODOT3_KEYS, GODOT4_KEYS, KeyRules, Memo, godot_key
+from godot_formats.keys import GODOT3_KEYS, GODOT4_KEYS, SAME_CONTENT, KeyRules, Memo, godot_key
 
 __all__ = [
     "Components", "Vector2", "Vector2i", "Rect2", "Rect2i", "Vector3", "Vector3i", "Transform2D",
@@ -602,9 +602,17 @@ class Dictionary(MutableMapping):  # type: ignore[type-arg]
             return NotImplemented
         if len(self) != len(other):
             return False
+        # Equality is Python's question about the data, not the engine's about keys: two decodes of
+        # the same Godot 3 file are equal although Godot 3 keeps its Dictionary keys by reference.
         memo: Memo = {}
-        other_items = {godot_key(k, self.key_rules, memo): v for k, v in other.items()}
-        return all(gk in other_items and other_items[gk] == v for gk, (_, v) in self._items.items())
+
+        def by_content(pairs: Iterable[tuple[Any, Any]]) -> dict[bytes, list[Any]]:
+            out: dict[bytes, list[Any]] = {}
+            for k, v in pairs:
+                out.setdefault(godot_key(k, SAME_CONTENT, memo), []).append(v)
+            return out
+
+        return by_content(self._items.values()) == by_content(other.items())
 
     __hash__ = None  # type: ignore[assignment]
 

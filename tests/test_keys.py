@@ -352,3 +352,13 @@ def test_encode_error_under_a_deep_key_names_a_bounded_path() -> None:
     with pytest.raises(gf.EncodeError) as info:
         gf.dumps(value, "godot4")
     assert "does not fit in 64 bits" in str(info.value) and len(str(info.value)) < 500
+
+
+def test_equality_is_about_the_data_whatever_the_engines_key_rules() -> None:
+    """Godot 3 keeps two {} keys apart by reference; two decodes of those bytes are still equal data."""
+    blob = bytes.fromhex("12000000020000001200000000000000020000000100000012000000000000000200000002000000")
+    first, second = gf.loads(blob, "godot3"), gf.loads(blob, "godot3")
+    assert len(first) == 2 and first == second
+    assert first != gf.loads(blob[:-4] + u(3), "godot3")  # another value
+    nan = float("nan")
+    assert t.Dictionary([([nan], 1)]) == t.Dictionary([([nan], 1)])  # apart as keys in Godot 4, same data
