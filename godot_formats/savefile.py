@@ -369,14 +369,12 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     encryption: Any = None
     compression: Any = None
     use_key = None
-    magic = raw[:4]
-    if magic in (b"GDEC", b"CEDG"):
-        from .encryption import key_from_password, read_gdec
-        use_key = key if key is not None else key_from_password(password) if password is not None else None
-        data, encryption = read_gdec(raw, key=use_key, max_size=max_size)
-    elif magic in (b"GCPF", b"RSCC"):
-        from .compression import read_gcpf
-        data, compression = read_gcpf(raw, max_size=max_size)
+    decrypted = decrypt_layer(raw, password=password, key=key, max_size=max_size)
+    decompressed = decompress_layer(raw, max_size=max_size) if decrypted is None else None
+    if decrypted is not None:
+        data, encryption, use_key = decrypted
+    elif decompressed is not None:
+        data, compression = decompressed
     elif compressed is not None:
         from .compression import decompress
         mode = _mode_id(compressed)
@@ -390,6 +388,33 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
         data, container = base64_text, "base64"
     return _open_variants(raw, data, path, container, dialect, allow_objects, encryption, compression, use_key,
                           salvage)
+
+
+#: The magics of the two layers Godot's FileAccess puts around a file (``CEDG``: a Godot 3
+#: header written after ``endian_swap``; ``RSCC``: a compressed resource, same layout).
+GDEC_MAGICS = (b"GDEC", b"CEDG")
+GCPF_MAGICS = (b"GCPF", b"RSCC")
+
+
+def decrypt_layer(data: bytes, *, password: str | None = None, key: bytes | None = None,
+                  max_size: int = DEFAULT_MAX_FILE_SIZE) -> tuple[bytes, Any, bytes | None] | None:
+    """The plaintext, :class:`~godot_formats.encryption.GdecInfo` and key of an encrypted file,
+    or None when ``data`` is not one.  Shared by :func:`open` and the command line."""
+    if bytes(data[:4]) not in GDEC_MAGICS:
+        return None
+    from .encryption import key_from_password, read_gdec
+    use_key = key if key is not None else key_from_password(password) if password is not None else None
+    plaintext, info = read_gdec(data, key=use_key, max_size=max_size)
+    return plaintext, info, use_key
+
+
+def decompress_layer(data: bytes, *, max_size: int = DEFAULT_MAX_FILE_SIZE) -> tuple[bytes, Any] | None:
+    """The contents and :class:`~godot_formats.compression.GcpfInfo` of a compressed file, or None
+    when ``data`` is not one.  Shared by :func:`open` and the command line."""
+    if bytes(data[:4]) not in GCPF_MAGICS:
+        return None
+    from .compression import read_gcpf
+    return read_gcpf(data, max_size=max_size)
 
 
 @attrs.frozen

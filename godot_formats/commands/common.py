@@ -18,6 +18,7 @@ import attrs
 from ..base64form import sniff_base64
 from ..dialects import Dialect, get_dialect
 from ..errors import DecodeError, GodotFormatsError
+from ..savefile import GCPF_MAGICS, GDEC_MAGICS
 
 #: The environment variable read for the password when neither --password nor --key is given.
 PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
@@ -25,8 +26,6 @@ PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
 TEXT_HEADER = "; godot-formats save: "
 HEADER_KEY = "godot_formats_save"
 
-GDEC_MAGICS = (b"GDEC", b"CEDG")
-GCPF_MAGICS = (b"GCPF", b"RSCC")
 
 
 class DetailedError(GodotFormatsError):
@@ -233,30 +232,25 @@ class Peeled:
 
 def peel(data: bytes, args: argparse.Namespace, *, max_size: int | None = None) -> Peeled:
     """Decrypt, decompress and un-base64 ``data`` as far as it goes (each layer once)."""
-    from ..savefile import DEFAULT_MAX_FILE_SIZE
+    from ..savefile import DEFAULT_MAX_FILE_SIZE, decompress_layer, decrypt_layer
 
     cap = max_size or DEFAULT_MAX_FILE_SIZE
     out = Peeled(data)
-    if layer_of(out.data) == "encrypted":
-        from ..encryption import read_gdec
-
-        password, key = credentials(args)
-        if key is None and password is not None:
-            from ..encryption import key_from_password
-            key = key_from_password(password)
-        try:
-            out.data, out.encryption = read_gdec(out.data, key=key, max_size=cap)
-        except DecodeError as e:
-            raise located(e, b"") from None
+    password, key = credentials(args)
+    try:
+        decrypted = decrypt_layer(out.data, password=password, key=key, max_size=cap)
+    except DecodeError as e:
+        raise located(e, b"") from None
+    if decrypted is not None:
+        out.data, out.encryption, _ = decrypted
         out.layers.append(f"decrypted (Godot {out.encryption.version})")
-    if layer_of(out.data) == "compressed":
-        from ..compression import read_gcpf
-
-        try:
-            out.data, out.compression = read_gcpf(out.data, max_size=cap)
-        except DecodeError as e:
-            raise GodotFormatsError(f"at byte {e.offset}{' of the decrypted data' if out.encryption else ''}: "
-                                    f"{e.reason}") from None
+    try:
+        decompressed = decompress_layer(out.data, max_size=cap)
+    except DecodeError as e:
+        raise GodotFormatsError(f"at byte {e.offset}{' of the decrypted data' if out.encryption else ''}: "
+                                f"{e.reason}") from None
+    if decompressed is not None:
+        out.data, out.compression = decompressed
         out.layers.append(f"decompressed ({out.compression.mode_name})")
     decoded = sniff_base64(out.data)
     if decoded is not None:

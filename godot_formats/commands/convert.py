@@ -33,6 +33,7 @@ from ..convert import POLICIES, convert_with_report
 from ..detect import detect, frame_store_var, split_store_var
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConversionError, GodotFormatsError, Loss
+from ..savefile import GCPF_MAGICS, GDEC_MAGICS
 from ..tool import (
     EXIT_BAD_INPUT,
     EXIT_USAGE,
@@ -43,7 +44,7 @@ from ..tool import (
     write_atomic,
     write_target,
 )
-from .common import GCPF_MAGICS, GDEC_MAGICS, add_password_options, credentials, dialect_arg
+from .common import add_password_options, credentials, dialect_arg
 
 FRAMINGS = ("auto", "none", "store_var")
 

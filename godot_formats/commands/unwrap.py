@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..compression import MODES as _MODE_TABLE
 from ..errors import GodotFormatsError
 from ..tool import read_input
 from .common import add_password_options, peel, refuse_existing, write_output
@@ -24,7 +25,8 @@ standard error; a file without any layer is an error (nothing is written).
 The inner bytes are what 'godot-formats dump' and 'explain' read.
 """
 
-MODES = ("fastlz", "deflate", "zstd", "gzip", "brotli")
+#: Compression modes by their ids (the compression module's table): "fastlz", "deflate", ...
+MODES = tuple(m.name.lower() for m in _MODE_TABLE)
 
 
 def add_parser(subparsers: Any) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from ..compression import MODES
 from ..errors import GodotFormatsError
 from ..tool import read_input
 from .common import add_password_options, credentials, peel, refuse_existing, write_output
@@ -32,7 +33,8 @@ existing file (its password is needed for an encrypted one); the IV of a Godot
 plaintexts).
 """
 
-COMPRESS = {"fastlz": 0, "deflate": 1, "zstd": 2, "gzip": 3}
+#: The modes Godot writes, by name (the compression module's table; Brotli is read only).
+COMPRESS = {m.name.lower(): m.id for m in MODES if m.engine_writes}
 
 
 def add_parser(subparsers: Any) -> None:
