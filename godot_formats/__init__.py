@@ -17,12 +17,13 @@ can be written in another.
 
 from __future__ import annotations
 
-from typing import IO, Any
-
 from . import types
-from .codec import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, Decoder, Encoder, decoder_for, encoder_for
-from .convert import convert, convert_value, convert_with_report
-from .detect import Candidate, detect, is_ambiguous
+from .api import DEFAULT_DIALECT, decode, dump, dumps, load, loads
+from .codec import Decoder, Encoder
+from .codec import decoder_for as decoder_for
+from .codec import encoder_for as encoder_for
+from .conversion import convert, convert_value, convert_with_report
+from .detection import Candidate, detect, is_ambiguous
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
 from .fileaccess import FileAccess
@@ -31,6 +32,7 @@ from .savefile import open as open  # noqa: A004  (gf.open, as tarfile.open)
 from .streampeer import StreamPeerBuffer
 from .text import from_text, to_text
 from .types import *  # noqa: F401,F403  (the value model is part of the public API)
+from .version import __version__ as __version__
 
 __all__ = [
     "loads", "dumps", "load", "dump", "decode", "dialect_names", "get_dialect", "Dialect",
@@ -39,102 +41,3 @@ __all__ = [
     "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError",
     "StreamPeerBuffer", "FileAccess", *types.__all__,
 ]
-__version__ = "0.3.0"
-
-DEFAULT_DIALECT = "godot4"
-
-
-def decode(
-    data: bytes | bytearray | memoryview,
-    dialect: str | Dialect = DEFAULT_DIALECT,
-    *,
-    offset: int = 0,
-    end: int | None = None,
-    allow_objects: bool = False,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_size: int = DEFAULT_MAX_SIZE,
-    max_elements: int | None = None,
-) -> tuple[Any, int]:
-    """Decode the value that starts at ``offset``; return ``(value, value_end)``.
-
-    ``value_end`` is the offset just past the value, so ``len(data) - value_end``
-    bytes were trailing (the engine ignores them; so does :func:`loads`).  ``end``
-    limits the bytes the value may use, e.g. to one frame of a larger buffer.
-
-    Limits for untrusted input (docs/security.md): ``max_depth`` nesting levels
-    (the engines' 1024), ``max_size`` bytes of input (the engines' int32 lengths),
-    ``max_elements`` Array, Dictionary and Object elements in all (no limit by
-    default: every count is already checked against the bytes that are left).
-    ``dialect="auto"`` detects the engine version, and raises
-    :class:`~godot_formats.savefile.AmbiguousDialectError` when versions disagree.
-    """
-    chosen = _auto(data[offset:end], allow_objects) if dialect == "auto" else get_dialect(dialect)
-    decoder = decoder_for(chosen, allow_objects, max_depth, max_size, max_elements)
-    return decoder.decode(data, offset, end)
-
-
-def loads(
-    data: bytes | bytearray | memoryview,
-    dialect: str | Dialect = DEFAULT_DIALECT,
-    *,
-    allow_objects: bool = False,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_size: int = DEFAULT_MAX_SIZE,
-    max_elements: int | None = None,
-) -> Any:
-    """Decode one value, as ``bytes_to_var`` does (trailing bytes are ignored).
-
-    Full Objects are refused unless ``allow_objects=True``; even then they are
-    inert :class:`~godot_formats.types.Object` data, never code.  The limits are
-    those of :func:`decode`.
-    """
-    return decode(data, dialect, allow_objects=allow_objects, max_depth=max_depth, max_size=max_size,
-                  max_elements=max_elements)[0]
-
-
-def dumps(
-    value: Any,
-    dialect: str | Dialect = DEFAULT_DIALECT,
-    *,
-    full_objects: bool = False,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> bytes:
-    """Encode one value, as ``var_to_bytes`` (or, with ``full_objects``, ``var_to_bytes_with_objects``)."""
-    return encoder_for(get_dialect(dialect), full_objects, max_depth).encode(value)
-
-
-def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, allow_objects: bool = False,
-         byteorder: str = "little", max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
-    """Read the next value of a ``store_var`` file, as ``FileAccess.get_var`` does.
-
-    The 4-byte length, then the value; bytes of the frame after the value are skipped, as
-    the engine skips them.  Call again for the next record; ``EOFError`` at the end of
-    the file.  ``byteorder="big"`` for files written with ``File.endian_swap`` /
-    ``FileAccess.big_endian``.  A whole file with its layers: :func:`open`.
-    """
-    from .stream import read_framed
-    return read_framed(fp, dialect, allow_objects=allow_objects, byteorder=byteorder,  # type: ignore[arg-type]
-                       max_depth=max_depth)
-
-
-def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, full_objects: bool = False,
-         byteorder: str = "little", max_depth: int = DEFAULT_MAX_DEPTH) -> None:
-    """Write ``value`` as ``FileAccess.store_var`` does: its length as a u32, then its bytes.
-
-    Godot's ``get_var`` reads it back.  For the bare bytes of ``var_to_bytes``, write
-    :func:`dumps` yourself.
-    """
-    from .stream import write_framed
-    write_framed(fp, value, dialect, full_objects=full_objects, byteorder=byteorder,  # type: ignore[arg-type]
-                 max_depth=max_depth)
-
-
-def _auto(data: bytes | bytearray | memoryview, allow_objects: bool) -> Dialect:
-    """The one engine version that reads ``data`` as a complete value (``dialect="auto"``)."""
-    from .savefile import _pick
-    candidates = [c for c in detect(data) if c.complete and not c.framed]
-    if not candidates:
-        raise DecodeError(0, "no engine version reads these bytes as one complete value "
-                             "(a store_var file? see godot_formats.open)")
-    readers = [get_dialect(c.dialect) for c in candidates if c.ambiguous] or [get_dialect(candidates[0].dialect)]
-    return _pick(readers, [bytes(data)], allow_objects)  # several readings: one value, or ambiguous

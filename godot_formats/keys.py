@@ -51,7 +51,7 @@ from typing import Any
 
 import attrs
 
-from godot_formats import types as t
+from . import types as t
 
 __all__ = ["python_keys_agree", "KeyRules", "GODOT3_KEYS", "GODOT4_KEYS", "SAME_CONTENT", "godot_key", "same_value",
            "has_nan"]

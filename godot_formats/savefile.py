@@ -33,8 +33,8 @@ import attrs
 
 from .base64form import sniff_base64
 from .codec import DEFAULT_MAX_DEPTH, decoder_for, encoder_for
-from .convert import convert_value
-from .detect import PRIOR, detect, frame_store_var
+from .conversion import convert_value
+from .detection import PRIOR, detect, frame_store_var
 from .dialects import Dialect, get_dialect
 from .errors import DecodeError, EncodeError, Loss
 from .files import write_atomic

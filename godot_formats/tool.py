@@ -18,12 +18,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__, dialect_names
+from .dialects import dialect_names
 from .errors import GodotFormatsError
 from .files import TEMP_MARK as TEMP_MARK  # the commands' shared helpers, re-exported
 from .files import is_temp_name as is_temp_name
 from .files import write_atomic as write_atomic
 from .files import write_target as write_target
+from .version import __version__
 
 #: Subcommand modules in godot_formats.commands, in the order --help lists them.
 COMMANDS = ("dump", "load", "explain", "convert", "detect", "unwrap", "wrap", "edit", "set", "conformance", "engine")

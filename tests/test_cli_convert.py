@@ -18,7 +18,7 @@ from conftest import FIXTURES, assert_same_bytes, engine_cases, node_path_pad_ma
 import godot_formats as gf
 from godot_formats import tool
 from godot_formats.commands import convert as convert_command
-from godot_formats.detect import split_store_var
+from godot_formats.detection import split_store_var
 
 CORPUS = {c["name"]: c for c in read_jsonl(FIXTURES / "conversion" / "corpus.jsonl")}
 EXE = [sys.executable, "-m", "godot_formats"]

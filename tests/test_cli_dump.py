@@ -17,7 +17,7 @@ import pytest
 from conftest import engine_cases
 
 import godot_formats as gf
-from godot_formats.detect import frame_store_var
+from godot_formats.detection import frame_store_var
 from godot_formats.jsonform import loads_json_documents
 
 EXE = shutil.which("godot-formats")

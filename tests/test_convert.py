@@ -22,7 +22,7 @@ from strategies import values
 
 import godot_formats as gf
 from godot_formats import types as t
-from godot_formats.convert import (
+from godot_formats.conversion import (
     CLASS_RULES,
     DOWNGRADES,
     KEYCODE_RANGES,
@@ -75,7 +75,7 @@ def _type_ids(blob: bytes, dialect: str) -> set[int]:
 
 def _type_names(blob: bytes, dialect: str) -> set[str]:
     """Godot 4 type names of every value inside a blob (walking the decoded value)."""
-    from godot_formats.convert import _type_name
+    from godot_formats.conversion import _type_name
 
     names: set[str] = set()
     todo = [gf.loads(blob, dialect, allow_objects=True)]
@@ -343,7 +343,7 @@ def test_keycode_table_matches_both_engines() -> None:
     names3 = {code: name for code, name in keys["godot3"]}
     by_name4 = {name: code for code, name in keys["godot4"]}
     renamed = {"BackTab": "Backtab", "BackSpace": "Backspace", "Control": "Ctrl"}
-    from godot_formats.convert import _keycode_to3, _keycode_to4
+    from godot_formats.conversion import _keycode_to3, _keycode_to4
 
     mapped = 0
     for code, name in names3.items():

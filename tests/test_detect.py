@@ -20,7 +20,7 @@ from strategies import values
 
 import godot_formats as gf
 from godot_formats import types as t
-from godot_formats.detect import DECODES_LIKE, Candidate, detect, frame_store_var, is_ambiguous, split_store_var
+from godot_formats.detection import DECODES_LIKE, Candidate, detect, frame_store_var, is_ambiguous, split_store_var
 from godot_formats.keys import same_value
 
 ENGINES = {"godot3": "godot3", "godot4": "godot4"}

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import godot_formats as gf
 from godot_formats import types as t
-from godot_formats.convert import convert_value
+from godot_formats.conversion import convert_value
 from godot_formats.project_settings import EcfgInfo, read_ecfg, write_ecfg
 
 CONTAINERS = FIXTURES / "containers"

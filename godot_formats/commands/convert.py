@@ -2,7 +2,7 @@
 
 Each file is read (raw ``var_to_bytes`` data, or ``store_var``/``put_var`` records with
 their u32 length prefix, which is kept and recomputed), converted with
-:func:`godot_formats.convert.convert_with_report` and written atomically: a temporary
+:func:`godot_formats.conversion.convert_with_report` and written atomically: a temporary
 file in the destination folder, then ``os.replace``, so a crash never leaves half a
 save file (a symlink is written through: its target is replaced, the link kept).  An
 input is never overwritten without ``--overwrite``.  Every destination is decided and
@@ -29,8 +29,8 @@ from typing import IO, Any
 import attrs
 
 from ..base64form import sniff_base64
-from ..convert import POLICIES, convert_with_report
-from ..detect import detect, frame_store_var, split_store_var
+from ..conversion import POLICIES, convert_with_report
+from ..detection import detect, frame_store_var, split_store_var
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConversionError, GodotFormatsError, Loss
 from ..savefile import GCPF_MAGICS, GDEC_MAGICS

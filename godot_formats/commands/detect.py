@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from ..detect import Candidate, detect, is_ambiguous
+from ..detection import Candidate, detect, is_ambiguous
 from ..dialects import get_dialect
 from ..errors import GodotFormatsError
 from ..tool import EXIT_BAD_INPUT, internal_error, one_line, printable, read_input

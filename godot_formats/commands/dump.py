@@ -2,7 +2,7 @@
 
 Also home of what the reading commands (``dump``, ``explain``) share: the
 ``--dialect``/``--framing``/``--allow-objects`` options and :func:`resolve_input`,
-which decides the dialect (``auto``: :func:`godot_formats.detect.detect`) and
+which decides the dialect (``auto``: :func:`godot_formats.detection.detect`) and
 whether the file holds ``store_var`` records with their u32 length prefix.
 """
 
@@ -91,7 +91,7 @@ class Input:
 
 def _store_var_records(data: bytes) -> list[Record] | None:
     """The records when u32 length prefixes tile ``data`` exactly (each value at least 4 bytes)."""
-    from ..detect import split_store_var
+    from ..detection import split_store_var
 
     payloads = split_store_var(data)
     if payloads is None:
@@ -115,9 +115,9 @@ def _reads_completely(data: bytes, records: list[Record], dialect: Dialect, allo
 
 
 def _detect(data: bytes, framing: str) -> tuple[str, bool, str] | None:
-    """The best complete reading by :mod:`godot_formats.detect`: (dialect, framed, note), or None."""
+    """The best complete reading by :mod:`godot_formats.detection`: (dialect, framed, note), or None."""
     try:
-        from ..detect import detect
+        from ..detection import detect
     except ImportError:  # pragma: no cover - a build without detection
         return None
     for c in detect(data):

@@ -135,7 +135,7 @@ def encode_values(values: list[Any], dialect: str, framing: str, full_objects: b
             hint = "; add --allow-objects to write it in full" if "full_objects" in e.reason else ""
             raise EncodeError(f"{where}{e.reason}{hint}", e.path) from None
     if framing == "store_var":
-        from ..detect import frame_store_var
+        from ..detection import frame_store_var
 
         return frame_store_var(blobs)
     return blobs[0]

@@ -833,14 +833,14 @@ def convert_with_report(data: bytes | bytearray | memoryview, source: DialectLik
                         policy: str = "strict", allow_objects: bool = False) -> tuple[bytes, list[Loss]]:
     """:func:`convert`, also returning the list of losses (empty when lossless).
 
-    ``source`` may be ``"auto"``: the dialect :func:`godot_formats.detect.detect`
+    ``source`` may be ``"auto"``: the dialect :func:`godot_formats.detection.detect`
     ranks first among those that read the bytes completely (ambiguous bytes are
     fine when every top candidate converts them to the same output).
     """
     _check_policy(policy)
     if source == "auto":
         return _convert_auto(bytes(data), target, policy, allow_objects)
-    from . import decode, dumps
+    from .api import decode, dumps
 
     src, dst = get_dialect(source), get_dialect(target)
     value, end = decode(data, src, allow_objects=allow_objects)
@@ -877,7 +877,7 @@ def convert(data: bytes | bytearray | memoryview, source: DialectLike, target: D
 
 def _convert_auto(data: bytes, target: DialectLike, policy: str,
                   allow_objects: bool) -> tuple[bytes, list[Loss]]:
-    from .detect import detect
+    from .detection import detect
 
     candidates = [c for c in detect(data) if c.complete and not c.framed]
     if not candidates:

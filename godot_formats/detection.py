@@ -141,7 +141,7 @@ DECODES_LIKE = {"godot3.0": "godot3"}
 
 def _read_all(dialect: Dialect, payloads: Sequence[bytes]) -> tuple[list[tuple[Any, int]], str | None]:
     """Decode every payload: the (value, end) pairs, and the error that stopped it (None: all read)."""
-    from . import decode
+    from .api import decode
 
     out: list[tuple[Any, int]] = []
     for blob in payloads:
