@@ -14,15 +14,29 @@ that is what other implementations were built from.
 
 from __future__ import annotations
 
-import enum
-import operator
 from collections.abc import Callable as _Fn
 from typing import Any
 
 import attrs
 
+from . import registry
 from . import types as t
 from .keys import GODOT3_KEYS, GODOT4_KEYS, KeyRules
+from .switches import (  # noqa: F401  (re-exported: the switches are part of the dialect API)
+    _TYPED_ARRAY_BITS,
+    _TYPED_DICTIONARY_BITS,
+    F32,
+    FLAG_64,
+    I32,
+    REAL,
+    BasisOrder,
+    FloatFormat,
+    IntFormat,
+    ObjectFormat,
+    ObjectScript,
+    RidFormat,
+    _Switch,
+)
 
 __all__ = [
     "Dialect", "MathType", "MATH_TYPES", "TYPE_NAMES", "KNOWN_TYPES", "UNSUPPORTED", "get_dialect", "dialect_names",
@@ -43,82 +57,11 @@ TYPE_NAMES: tuple[str, ...] = (
 
 #: Every type name a dialect's table may hold: the value model's types (Godot 4's,
 #: and Godot 2's Image and InputEvent), each of which the codec reads and writes.
-KNOWN_TYPES: frozenset[str] = frozenset(t.GODOT_TYPE_NAMES.values())
+KNOWN_TYPES: frozenset[str] = frozenset(registry.BY_NAME)
 #: A slot of a type table that holds this instead of a name is an id the dialect
 #: reserves but cannot read: decoding it is a DecodeError naming the id.
 UNSUPPORTED = ""
 
-#: Header bit 16: a 64-bit INT/FLOAT payload, math types of a real_t=double build,
-#: an Object written as its id.  Bits 16-17 (Array) and 16-19 (Dictionary) hold the
-#: typed-container kinds.  A dialect that writes them must mask them off its type ids.
-FLAG_64 = 1 << 16
-_TYPED_ARRAY_BITS = 3 << 16
-_TYPED_DICTIONARY_BITS = 15 << 16
-
-
-class _Switch(str, enum.Enum):
-    """A dialect switch: a ``str`` (so ``d.int_format == "auto"`` holds) that only takes its listed values."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
-
-
-class IntFormat(_Switch):
-    """How ints are written."""
-
-    AUTO = "auto"      # int32, or int64 with the flag when it does not fit (the engines since 3.1)
-    FLAG64 = "flag64"  # always int64 with the flag (Godot 3.0.x)
-    I64 = "i64"        # always int64, no flag (a documentation page)
-    I32 = "i32"        # never wider (Godot 2)
-
-
-class FloatFormat(_Switch):
-    """How floats are written."""
-
-    AUTO = "auto"      # float32 when exact, else float64 with the flag
-    FLAG64 = "flag64"  # always float64 with the flag
-    F32 = "f32"        # always float32, no flag
-    F64 = "f64"        # always float64, no flag
-
-
-class RidFormat(_Switch):
-    """What follows a RID header."""
-
-    U64 = "u64"                  # its id (4.x)
-    NONE = "none"                # nothing: the header alone (2.x, 3.x)
-    UNSUPPORTED = "unsupported"  # no encoding (a documentation page)
-
-
-class ObjectFormat(_Switch):
-    """The forms of an Object."""
-
-    ENGINE = "engine"            # NIL for null, flag + u64 for an id, padded class and property names
-    DOCS4 = "docs4"              # the 4.x page: no flag, unpadded names, allow_objects decides the mode
-    HEADER = "header"            # Godot 2: the type header alone, read as null
-    UNSUPPORTED = "unsupported"  # no encoding
-
-
-class ObjectScript(_Switch):
-    """How a full Object's ``script`` property is stored."""
-
-    OBJECT = "object"  # the Script itself, embedded (3.x, 4.0-4.2)
-    PATH = "path"      # its res:// path (4.3+)
-
-
-class BasisOrder(_Switch):
-    """The order of a Basis's numbers."""
-
-    ROWS = "rows"        # the engines
-    COLUMNS = "columns"  # what the documentation pages say
-
-
-# Component kinds of fixed-size math types.
-REAL = "real"  # float32, or float64 with the header flag in real_t=double builds
-F32 = "f32"    # float32 always (Color)
-I32 = "i32"    # int32 always (Vector2i, Rect2i, ...)
 
 
 @attrs.frozen
@@ -136,74 +79,22 @@ class MathType:
     from_wire: _Fn[[Any], Any]
 
 
-def _flat(cls: type, *fields: str) -> MathType:
-    component = I32 if cls.__name__.endswith("i") else (F32 if cls is t.Color else REAL)
-    # A vector, Quaternion or Color is the tuple of its components in wire order.
-    getter = tuple if issubclass(cls, t.Components) and cls._fields == fields else operator.attrgetter(*fields)
-    return MathType(cls, len(fields), component, getter, lambda c: cls(*c))
+def _math_row(spec: registry.TypeSpec, columns: bool = False) -> MathType:
+    if columns:
+        return MathType(spec.cls, spec.count, spec.component or "", spec.parts_by_columns, spec.build_from_columns)
+    return MathType(spec.cls, spec.count, spec.component or "", spec.parts, spec.build)  # type: ignore[arg-type]
 
 
-def _nested(cls: type, component: str, paths: str, build: _Fn[[Any], Any]) -> MathType:
-    fields = paths.split()
-    return MathType(cls, len(fields), component, operator.attrgetter(*fields), build)
+#: The math types, read from their registry rows, in the engines' component order ...
+MATH_TYPES: dict[str, MathType] = {s.name: _math_row(s) for s in registry.REGISTRY if s.family is registry.Family.MATH}
+#: ... and in what the documentation pages say instead: Basis written column by column.
+MATH_TYPES_BY_COLUMNS: dict[str, MathType] = {s.name: _math_row(s, True) for s in registry.REGISTRY
+                                              if s.family is registry.Family.MATH and s.columns}
 
-
-V2, V2i, V3, V4 = t.Vector2, t.Vector2i, t.Vector3, t.Vector4
-
-_BASIS_ROWS = "x.x y.x z.x x.y y.y z.y x.z y.z z.z"
-
-MATH_TYPES: dict[str, MathType] = {
-    "Vector2": _flat(t.Vector2, "x", "y"),
-    "Vector2i": _flat(t.Vector2i, "x", "y"),
-    "Vector3": _flat(t.Vector3, "x", "y", "z"),
-    "Vector3i": _flat(t.Vector3i, "x", "y", "z"),
-    "Vector4": _flat(t.Vector4, "x", "y", "z", "w"),
-    "Vector4i": _flat(t.Vector4i, "x", "y", "z", "w"),
-    "Quaternion": _flat(t.Quaternion, "x", "y", "z", "w"),
-    "Color": _flat(t.Color, "r", "g", "b", "a"),
-    "Rect2": _nested(t.Rect2, REAL, "position.x position.y size.x size.y",
-                     lambda c: t.Rect2(V2(c[0], c[1]), V2(c[2], c[3]))),
-    "Rect2i": _nested(t.Rect2i, I32, "position.x position.y size.x size.y",
-                      lambda c: t.Rect2i(V2i(c[0], c[1]), V2i(c[2], c[3]))),
-    # Transform2D and Projection are written column by column ...
-    "Transform2D": _nested(t.Transform2D, REAL, "x.x x.y y.x y.y origin.x origin.y",
-                           lambda c: t.Transform2D(V2(c[0], c[1]), V2(c[2], c[3]), V2(c[4], c[5]))),
-    "Plane": _nested(t.Plane, REAL, "normal.x normal.y normal.z d",
-                     lambda c: t.Plane(V3(c[0], c[1], c[2]), c[3])),
-    "AABB": _nested(t.AABB, REAL, "position.x position.y position.z size.x size.y size.z",
-                    lambda c: t.AABB(V3(c[0], c[1], c[2]), V3(c[3], c[4], c[5]))),
-    # ... but Basis (and the basis of Transform3D) row by row.
-    "Basis": _nested(t.Basis, REAL, _BASIS_ROWS,
-                     lambda c: t.Basis.from_rows(c[0:3], c[3:6], c[6:9])),
-    "Transform3D": _nested(t.Transform3D, REAL,
-                           " ".join("basis." + p for p in _BASIS_ROWS.split()) + " origin.x origin.y origin.z",
-                           lambda c: t.Transform3D(t.Basis.from_rows(c[0:3], c[3:6], c[6:9]), V3(c[9], c[10], c[11]))),
-    "Projection": _nested(t.Projection, REAL,
-                          " ".join(f"{col}.{comp}" for col in "xyzw" for comp in "xyzw"),
-                          lambda c: t.Projection(V4(*c[0:4]), V4(*c[4:8]), V4(*c[8:12]), V4(*c[12:16]))),
-}
-
-# What the documentation pages say instead: Basis written column by column.
-_BASIS_COLUMNS = "x.x x.y x.z y.x y.y y.z z.x z.y z.z"
-MATH_TYPES_BY_COLUMNS: dict[str, MathType] = {
-    "Basis": _nested(t.Basis, REAL, _BASIS_COLUMNS, lambda c: t.Basis(V3(*c[0:3]), V3(*c[3:6]), V3(*c[6:9]))),
-    "Transform3D": _nested(t.Transform3D, REAL,
-                           " ".join("basis." + p for p in _BASIS_COLUMNS.split()) + " origin.x origin.y origin.z",
-                           lambda c: t.Transform3D(t.Basis(V3(*c[0:3]), V3(*c[3:6]), V3(*c[6:9])),
-                                                   V3(c[9], c[10], c[11]))),
-}
-
-# Packed arrays of numbers: Godot 4 name -> (value class, element kind).
+#: Packed arrays of numbers (PackedByteArray is ``bytes``): Godot 4 name -> (value class, element kind).
 PACKED_TYPES: dict[str, tuple[type[t.PackedArray], str]] = {
-    "PackedInt32Array": (t.PackedInt32Array, I32),
-    "PackedInt64Array": (t.PackedInt64Array, "i64"),
-    "PackedFloat32Array": (t.PackedFloat32Array, F32),
-    "PackedFloat64Array": (t.PackedFloat64Array, "f64"),
-    "PackedVector2Array": (t.PackedVector2Array, REAL),
-    "PackedVector3Array": (t.PackedVector3Array, REAL),
-    "PackedVector4Array": (t.PackedVector4Array, REAL),
-    "PackedColorArray": (t.PackedColorArray, F32),
-}
+    s.name: (s.cls, s.component or "") for s in registry.REGISTRY  # type: ignore[misc]
+    if s.family is registry.Family.PACKED and s.component != "u8"}
 
 GODOT3_TYPES = (
     "Nil", "bool", "int", "float", "String", "Vector2", "Rect2", "Vector3", "Transform2D",
@@ -213,14 +104,8 @@ GODOT3_TYPES = (
     "PackedColorArray",
 )
 
-# What Godot 3 calls the types it shares with Godot 4 under another name.
-GODOT3_NAMES = {
-    "Nil": "Nil", "float": "float", "Quaternion": "Quat", "Transform3D": "Transform",
-    "PackedByteArray": "PoolByteArray", "PackedInt32Array": "PoolIntArray",
-    "PackedFloat32Array": "PoolRealArray", "PackedStringArray": "PoolStringArray",
-    "PackedVector2Array": "PoolVector2Array", "PackedVector3Array": "PoolVector3Array",
-    "PackedColorArray": "PoolColorArray",
-}
+# What Godot 3 calls the types it shares with Godot 4 under another name (from the registry's rows).
+GODOT3_NAMES = registry.names_for_major(3)
 
 
 @attrs.frozen(eq=False)
@@ -458,12 +343,7 @@ GODOT2_TYPES = (
     "PackedFloat32Array", "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
     "PackedColorArray",
 )
-GODOT2_NAMES = {
-    "Transform2D": "Matrix32", "Quaternion": "Quat", "Basis": "Matrix3", "Transform3D": "Transform",
-    "PackedByteArray": "RawArray", "PackedInt32Array": "IntArray", "PackedFloat32Array": "RealArray",
-    "PackedStringArray": "StringArray", "PackedVector2Array": "Vector2Array",
-    "PackedVector3Array": "Vector3Array", "PackedColorArray": "ColorArray",
-}
+GODOT2_NAMES = registry.names_for_major(2)
 GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
 
 GODOT3 = register(Dialect(

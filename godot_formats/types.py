@@ -1065,27 +1065,16 @@ def _strings_from_wire(wire: bytes, count: int, nul: bool) -> list[str]:
     return out
 
 
-#: The Godot 4 type name of each class of the value model, and of the Python
-#: natives that stand for Godot types: the one table the writers of text, the
-#: converter and the dump view look names up in.
-GODOT_TYPE_NAMES: dict[type, str] = {
-    type(None): "Nil", bool: "bool", int: "int", float: "float", str: "String",
-    bytes: "PackedByteArray", bytearray: "PackedByteArray", memoryview: "PackedByteArray",
-    list: "Array", tuple: "Array", TypedArray: "Array",
-    dict: "Dictionary", Dictionary: "Dictionary", TypedDictionary: "Dictionary",
-    Object: "Object", EncodedObjectAsID: "Object",
-    **{cls: cls.__name__ for cls in (
-        Vector2, Vector2i, Rect2, Rect2i, Vector3, Vector3i, Transform2D, Vector4, Vector4i, Plane,
-        Quaternion, AABB, Basis, Transform3D, Projection, Color, StringName, NodePath, RID, Callable,
-        Signal, PackedInt32Array, PackedInt64Array, PackedFloat32Array, PackedFloat64Array,
-        PackedStringArray, PackedVector2Array, PackedVector3Array, PackedColorArray, PackedVector4Array)},
-    # Godot 2 only: no later version has these types (the converter reports them as losses).
-    InputEvent: "InputEvent", Image: "Image",
-}
+def godot_type_name(value: Any, names: Mapping[type, str] | None = None) -> str | None:
+    """The Godot 4 type name of ``value`` (by its class, then its base classes), or None.
 
+    The registry's rows (:mod:`godot_formats.registry`) say which classes stand for which
+    type; ``names`` looks a value up in another table instead, the same way.
+    """
+    if names is None:
+        from .registry import type_name_of
 
-def godot_type_name(value: Any, names: Mapping[type, str] = GODOT_TYPE_NAMES) -> str | None:
-    """The Godot 4 type name of ``value`` (by its class, then its base classes), or None."""
+        return type_name_of(value)
     name = names.get(type(value))
     if name is None:
         for cls in type(value).__mro__[1:]:
@@ -1093,6 +1082,18 @@ def godot_type_name(value: Any, names: Mapping[type, str] = GODOT_TYPE_NAMES) ->
             if name is not None:
                 break
     return name
+
+
+def __getattr__(name: str) -> Any:
+    # GODOT_TYPE_NAMES (class -> Godot 4 type name) is read from the registry's rows, which
+    # import this module: made on first use.
+    if name == "GODOT_TYPE_NAMES":
+        from .registry import REGISTRY
+
+        table = {cls: spec.name for spec in REGISTRY for cls in spec.classes}
+        globals()["GODOT_TYPE_NAMES"] = table
+        return table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_nan_equal(a: Any, b: Any) -> bool:
