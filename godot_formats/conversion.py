@@ -32,7 +32,6 @@ returns the same list, so nothing changes without a record.
 
 from __future__ import annotations
 
-import math
 import re
 import struct
 from array import array
@@ -45,8 +44,6 @@ import attrs
 from . import types as t
 from .codec import DEFAULT_MAX_DEPTH
 from .dialects import (
-    MATH_TYPES,
-    PACKED_TYPES,
     REAL,
     Dialect,
     FloatFormat,
@@ -58,6 +55,9 @@ from .dialects import (
 )
 from .errors import ConversionError, DecodeError, EncodeError, Loss
 from .keys import Memo, python_keys_agree
+from .registry import INT32_MAX, INT32_MIN, REGISTRY, Downgrade, Family, TypeSpec, nesting_error, spec_for
+from .registry import float32 as _to_f32
+from .registry import is_float32 as _is_f32
 
 __all__ = [
     "POLICIES", "Downgrade", "DOWNGRADES", "PropertyRule", "ClassRule", "CLASS_RULES",
@@ -73,30 +73,10 @@ MAX_DEPTH = DEFAULT_MAX_DEPTH * 4
 
 DialectLike = Union[str, Dialect]
 
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-_f32 = struct.Struct("<f")
 _F32_STRUCTS: dict[int, struct.Struct] = {}
 
 
 # --- small value helpers -------------------------------------------------------------
-
-def _is_f32(x: float) -> bool:
-    """True when ``x`` survives a round trip through float32 (NaN counts as exact)."""
-    if x != x:
-        return True
-    try:
-        return bool(_f32.unpack(_f32.pack(x))[0] == x)
-    except OverflowError:
-        return False
-
-
-def _to_f32(x: float) -> float:
-    """``x`` as a 32-bit engine stores it (out-of-range values become +-inf, like a C cast)."""
-    try:
-        return float(_f32.unpack(_f32.pack(x))[0])
-    except OverflowError:
-        return math.copysign(math.inf, x)
-
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -134,82 +114,13 @@ def format_path_key(key: Any) -> str:
 
 def _type_name(value: Any) -> str | None:
     """The Godot 4 type name of a leaf value (containers are handled by the walker)."""
-    return t.godot_type_name(value, _LEAF_TYPES)
+    spec = spec_for(value)
+    return None if spec is None else spec.name
 
 
-_LEAF_TYPES: dict[type, str] = {cls: name for cls, name in t.GODOT_TYPE_NAMES.items()
-                                if name not in ("Array", "Dictionary")}
-
-
-# --- the downgrade table (policy="lossy") ------------------------------------------------
-
-@attrs.frozen
-class Downgrade:
-    """What ``policy="lossy"`` writes for a type the target dialect does not have.
-
-    ``writes`` is the documentation of the replacement (also used in the loss
-    message); ``apply(value, target)`` builds it, from types the target has.
-    """
-
-    writes: str
-    apply: _Fn[[Any, Dialect], Any]
-
-
-def _numbers(*fields: str) -> _Fn[[Any, Dialect], Any]:
-    return lambda v, d: [getattr(v, f) for f in fields]
-
-
-def _projection_columns(v: t.Projection, d: Dialect) -> Any:
-    return [[c.x, c.y, c.z, c.w] for c in (v.x, v.y, v.z, v.w)]
-
-
-def _int64_array(v: t.PackedInt64Array, d: Dialect) -> Any:
-    values = v.data
-    if all(INT32_MIN <= x <= INT32_MAX for x in values):
-        return t.PackedInt32Array(values)
-    return list(values)
-
-
-def _float64_array(v: t.PackedFloat64Array, d: Dialect) -> Any:
-    values = v.data
-    narrow = array("f", values)
-    if all(_is_f32(x) for x in values):
-        return t.PackedFloat32Array(narrow)
-    return list(values)
-
-
-def _vector4_array(v: t.PackedVector4Array, d: Dialect) -> Any:
-    if d.has("Vector4"):
-        return list(v)
-    return [[e.x, e.y, e.z, e.w] for e in v]
-
-
-#: Godot 4 type name -> what ``lossy`` writes when the target has no such type.
-#: A type whose data cannot be carried at all is written as null.
-DOWNGRADES: dict[str, Downgrade] = {
-    "Vector2i": Downgrade("a Vector2 with the same components", lambda v, d: t.Vector2(v.x, v.y)),
-    "Rect2i": Downgrade("a Rect2 with the same components",
-                        lambda v, d: t.Rect2(t.Vector2(v.position.x, v.position.y), t.Vector2(v.size.x, v.size.y))),
-    "Vector3i": Downgrade("a Vector3 with the same components", lambda v, d: t.Vector3(v.x, v.y, v.z)),
-    "Vector4": Downgrade("an Array of its 4 floats [x, y, z, w]", _numbers("x", "y", "z", "w")),
-    "Vector4i": Downgrade("an Array of its 4 ints [x, y, z, w]", _numbers("x", "y", "z", "w")),
-    "Projection": Downgrade("an Array of its 4 columns, each an Array of 4 floats", _projection_columns),
-    "StringName": Downgrade("a String with the same text", lambda v, d: str(v)),
-    "Callable": Downgrade("null (a Callable carries no data on the wire)", lambda v, d: None),
-    "Signal": Downgrade("null (its object id means nothing in another process)", lambda v, d: None),
-    "PackedInt64Array": Downgrade("a PackedInt32Array when every value fits in 32 bits, else an Array of ints",
-                                  _int64_array),
-    "PackedFloat64Array": Downgrade("a PackedFloat32Array when every value is exact in float32, "
-                                    "else an Array of floats", _float64_array),
-    "PackedVector4Array": Downgrade("an Array of Vector4 (or, without Vector4, of [x, y, z, w] Arrays)",
-                                    _vector4_array),
-    # Godot 2 types that no later version has as a Variant: Godot 3 made input events
-    # Objects (InputEventKey ...) and Image a Resource, neither of which a value can become.
-    "InputEvent": Downgrade("null (Godot 3 and later have no InputEvent Variant: events are Objects)",
-                            lambda v, d: None),
-    "Image": Downgrade("null (Godot 3 and later have no Image Variant: an Image is a Resource)",
-                       lambda v, d: None),
-}
+#: Godot 4 type name -> what ``lossy`` writes when the target has no such type: the
+#: registry rows' ``downgrade``.  A type whose data cannot be carried at all is written as null.
+DOWNGRADES: dict[str, Downgrade] = {spec.name: spec.downgrade for spec in REGISTRY if spec.downgrade is not None}
 
 
 # --- full Objects: what was renamed between Godot 3 and Godot 4 ------------------------------
@@ -498,12 +409,8 @@ class _Converter:
             checks.update(String=self._text, StringName=self._text, NodePath=self._node_path,
                           PackedStringArray=self._string_array, Signal=self._signal)
         if not target.real_is_double:
-            for name, row in MATH_TYPES.items():
-                if row.component == REAL:
-                    checks[name] = self._real_math
-            for name, (_, component) in PACKED_TYPES.items():
-                if component == REAL:
-                    checks[name] = self._real_packed
+            real = {Family.MATH: self._real_math, Family.PACKED: self._real_packed}
+            checks.update((spec.name, real[spec.family]) for spec in REGISTRY if spec.component == REAL)
         self.checks = checks
         self.key_memo: Memo = {}  # identities of converted containers used as keys (linear, not per level)
 
@@ -531,20 +438,18 @@ class _Converter:
 
     def _visit(self, path: _Path, v: Any, stack: list[_Frame]) -> tuple[bool, Any]:
         """Convert a leaf (True, value) or push a frame for a container (False, None)."""
-        name = _LEAF_TYPES.get(type(v))
-        if name is not None and name != "Object":  # the common case, without isinstance chains
-            return True, self._leaf(path, v, name)
-        if isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
+        spec = spec_for(v)
+        family = None if spec is None else spec.family
+        if family is Family.ARRAY:
             frame = self._array(path, v)
-        elif isinstance(v, (dict, t.Dictionary)):
+        elif family is Family.DICTIONARY:
             frame = self._dictionary(path, v)
-        elif type(v) is t.Object and self.target.object_format != ObjectFormat.UNSUPPORTED:
+        elif family is Family.OBJECT and type(v) is t.Object and self.target.object_format != ObjectFormat.UNSUPPORTED:
             frame = self._object(path, v)
         else:
-            return True, self._leaf(path, v)
+            return True, self._leaf(path, v, spec)
         if len(stack) >= MAX_DEPTH:
-            raise EncodeError(f"value nested deeper than {MAX_DEPTH} levels (a container that contains itself?)",
-                              _render(path))
+            raise EncodeError(nesting_error(MAX_DEPTH), _render(path))
         stack.append(frame)
         return False, None
 
@@ -681,10 +586,10 @@ class _Converter:
 
     # -- leaves -------------------------------------------------------------------
 
-    def _leaf(self, path: _Path, v: Any, name: str | None = None) -> Any:
-        name = name or _type_name(v)
-        if name is None:
+    def _leaf(self, path: _Path, v: Any, spec: TypeSpec | None) -> Any:
+        if spec is None:
             raise EncodeError(f"cannot convert a {type(v).__name__} ({t.value_repr(v, 60)})", _render(path))
+        name = spec.name
         if not self.target.has(name):
             row = DOWNGRADES[name]
             new = row.apply(v, self.target)
@@ -756,8 +661,9 @@ class _Converter:
         return new
 
     def _real_math(self, path: _Path, v: Any) -> Any:
-        row = MATH_TYPES[_type_name(v) or ""]
-        parts = row.to_wire(v)
+        spec = spec_for(v)
+        assert spec is not None
+        parts = spec.parts(v)
         packer = _F32_STRUCTS.get(len(parts)) or _F32_STRUCTS.setdefault(len(parts), struct.Struct(f"<{len(parts)}f"))
         try:
             if packer.unpack(packer.pack(*parts)) == parts:  # all exact (a NaN takes the slow path)
@@ -766,8 +672,8 @@ class _Converter:
             pass
         if all(_is_f32(x) for x in parts):
             return v
-        new = row.from_wire(tuple(_to_f32(x) for x in parts))
-        self.loss(path, f"{row.cls.__name__} has components that are not exact in float32 (a double-precision "
+        new = spec.build(tuple(_to_f32(x) for x in parts))  # type: ignore[misc]
+        self.loss(path, f"{spec.cls.__name__} has components that are not exact in float32 (a double-precision "
                         f"value); {self.target.name} stores 32-bit reals: rounded", v, new)
         return new
 
