@@ -44,7 +44,6 @@ import attrs
 from . import types as t
 from .codec import DEFAULT_MAX_DEPTH
 from .dialects import (
-    REAL,
     Dialect,
     FloatFormat,
     IntFormat,
@@ -58,6 +57,7 @@ from .keys import Memo, python_keys_agree
 from .registry import INT32_MAX, INT32_MIN, REGISTRY, Downgrade, Family, TypeSpec, nesting_error, spec_for
 from .registry import float32 as _to_f32
 from .registry import is_float32 as _is_f32
+from .switches import REAL
 
 __all__ = [
     "POLICIES", "Downgrade", "DOWNGRADES", "PropertyRule", "ClassRule", "CLASS_RULES",
