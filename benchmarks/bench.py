@@ -39,7 +39,7 @@ import tempfile
 import time
 import tracemalloc
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -334,7 +334,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement; the median is shown (5)")
     parser.add_argument("--quick", action="store_true", help=f"workloads {QUICK_DIVISOR}x smaller")
@@ -347,101 +347,137 @@ def main(argv: list[str] | None = None) -> int:
                         help="also cProfile one decode and one encode per workload, TOP functions")
     parser.add_argument("--codec", metavar="FILE", help="time the Decoder/Encoder of this codec.py "
                         "(a modified copy of godot_formats/codec.py) instead of loads/dumps")
-    args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    divisor = QUICK_DIVISOR if args.quick else 1
-    workloads = list(WORKLOADS)
-    if args.only:
-        wanted = set(args.only.split(","))
-        unknown = wanted - {w.name for w in WORKLOADS}
-        if unknown:
-            parser.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
-        workloads = [w for w in WORKLOADS if w.name in wanted]
-    say: Callable[[str], None] = (lambda s: print(s, file=sys.stderr)) if args.json else print
+    return parser
 
-    engine_note = "not run (--no-engine)"
-    use_engine = False
-    if not args.no_engine:
-        reason = engine_unavailable()
-        if reason is None:
-            use_engine = True
-            say(f"Godot 3 and ours take turns, one workload at a time ({args.runs} runs per measurement)")
-        else:
-            engine_note = f"not available: {reason}"
-            say(f"Godot 3 engine {engine_note}\n-> printing our numbers only")
 
-    codec = our_codec(args.codec)
-    rows: list[dict[str, Any]] = []
-    profiles: dict[str, dict[str, str]] = {}
+def _chosen_workloads(parser: argparse.ArgumentParser, only: str | None) -> list[Workload]:
+    """The workloads of --only; a misspelt name stops the run before any slow work starts."""
+    if not only:
+        return list(WORKLOADS)
+    wanted = set(only.split(","))
+    unknown = wanted - {w.name for w in WORKLOADS}
+    if unknown:
+        parser.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
+    return [w for w in WORKLOADS if w.name in wanted]
+
+
+@dataclass
+class Results:
+    """What the workloads produce, gathered one workload at a time and reported at the end."""
+
+    engine_note: str
+    use_engine: bool
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    profiles: dict[str, dict[str, str]] = field(default_factory=dict)
     memory: dict[str, Any] | None = None
-    for w in workloads:
-        n = w.count(divisor)
-        value_built = w.build(n)
-        our_bytes = codec.encode(value_built)
-        engine: EngineRun | None = None
-        if use_engine:
-            say(f"{w.name}: Godot 3...")
-            engine = run_engine(args.runs, divisor, w.name)
-            engine_note = engine.version
-            data = engine.data
-            if our_bytes != data:  # then the --no-engine numbers would be for other bytes
-                say(f"WARNING {w.name}: the value built in Python does not encode to the engine's bytes")
-        else:
-            data = our_bytes
-        del value_built, our_bytes
-        value = codec.decode(data)  # also the warm-up
-        same = codec.encode(value) == data
-        say(f"{w.name}: {len(data):,} bytes, ours...")
-        dec = time_runs(codec.decode, data, args.runs, args.gc)
-        enc = time_runs(codec.encode, value, args.runs, args.gc)
-        e_enc, e_dec = (engine.encode, engine.decode) if engine is not None else (None, None)
-        rows.append({
-            "name": w.name, "label": w.label, "kind": w.kind, "target": TARGETS[w.kind], "count": n,
-            "size": len(data), "same_bytes": "yes" if same else "NO",
-            "engine_decode_ms": median_ms(e_dec), "engine_encode_ms": median_ms(e_enc),
-            "ours_decode_ms": median_ms(dec), "ours_encode_ms": median_ms(enc),
-            "engine_decode_runs_ms": [x * 1e3 for x in e_dec or []],
-            "engine_encode_runs_ms": [x * 1e3 for x in e_enc or []],
-            "ours_decode_runs_ms": [x * 1e3 for x in dec], "ours_encode_runs_ms": [x * 1e3 for x in enc],
-            "load_average": _load(),
-        })
-        if w.use_all is not None:
-            use_all = w.use_all
-            built = w.build(n)
-            say(f"{w.name}: every element made...")
-            rows.append({
-                **rows[-1], "name": f"{w.name}, every element made",
-                "same_bytes": "yes" if codec.encode(built) == data else "NO",
-                "ours_decode_runs_ms": [x * 1e3 for x in time_runs(
-                    lambda b, use_all=use_all: use_all(codec.decode(b)), data, args.runs, args.gc)],
-                "ours_encode_runs_ms": [x * 1e3 for x in time_runs(codec.encode, built, args.runs, args.gc)],
-                "load_average": _load(),
-            })
-            rows[-1]["ours_decode_ms"] = statistics.median(rows[-1]["ours_decode_runs_ms"])
-            rows[-1]["ours_encode_ms"] = statistics.median(rows[-1]["ours_encode_runs_ms"])
-            del built
-        del engine
-        if w.name == "floats_10m":
-            peak, held = traced_peak(codec.decode, data)
-            enc_peak, enc_held = traced_peak(codec.encode, value)
-            memory = {"workload": w.name, "input_bytes": len(data),
+
+    @property
+    def all_same(self) -> bool:
+        """Whether every re-encoding matched: a speed number for other bytes would mean nothing."""
+        return all(r["same_bytes"] == "yes" for r in self.rows)
+
+
+def _engine_plan(args: argparse.Namespace, say: Callable[[str], None]) -> Results:
+    """Whether the engine takes part, said up front: a run without it is easy to mistake for one with it."""
+    if args.no_engine:
+        return Results("not run (--no-engine)", False)
+    reason = engine_unavailable()
+    if reason is None:
+        say(f"Godot 3 and ours take turns, one workload at a time ({args.runs} runs per measurement)")
+        return Results("not run (--no-engine)", True)
+    note = f"not available: {reason}"
+    say(f"Godot 3 engine {note}\n-> printing our numbers only")
+    return Results(note, False)
+
+
+def _engine_side(w: Workload, our_bytes: bytes, args: argparse.Namespace, divisor: int, res: Results,
+                 say: Callable[[str], None]) -> tuple[bytes, EngineRun | None]:
+    """The bytes both sides time (the engine's when it runs, else ours) and the engine's run."""
+    if not res.use_engine:
+        return our_bytes, None
+    say(f"{w.name}: Godot 3...")
+    engine = run_engine(args.runs, divisor, w.name)
+    res.engine_note = engine.version
+    if our_bytes != engine.data:  # then the --no-engine numbers would be for other bytes
+        say(f"WARNING {w.name}: the value built in Python does not encode to the engine's bytes")
+    return engine.data, engine
+
+
+def _main_row(w: Workload, n: int, data: bytes, value: Any, engine: EngineRun | None, codec: Codec,
+              args: argparse.Namespace) -> dict[str, Any]:
+    """The workload's row: every run kept beside the medians, so a noisy run can be spotted later."""
+    same = codec.encode(value) == data
+    dec = time_runs(codec.decode, data, args.runs, args.gc)
+    enc = time_runs(codec.encode, value, args.runs, args.gc)
+    e_enc, e_dec = (engine.encode, engine.decode) if engine is not None else (None, None)
+    return {
+        "name": w.name, "label": w.label, "kind": w.kind, "target": TARGETS[w.kind], "count": n,
+        "size": len(data), "same_bytes": "yes" if same else "NO",
+        "engine_decode_ms": median_ms(e_dec), "engine_encode_ms": median_ms(e_enc),
+        "ours_decode_ms": median_ms(dec), "ours_encode_ms": median_ms(enc),
+        "engine_decode_runs_ms": [x * 1e3 for x in e_dec or []],
+        "engine_encode_runs_ms": [x * 1e3 for x in e_enc or []],
+        "ours_decode_runs_ms": [x * 1e3 for x in dec], "ours_encode_runs_ms": [x * 1e3 for x in enc],
+        "load_average": _load(),
+    }
+
+
+def _use_all_row(w: Workload, n: int, data: bytes, base: dict[str, Any], codec: Codec,
+                 args: argparse.Namespace) -> dict[str, Any]:
+    """The "every element made" row: a lazy value's decode is only fair with the work it defers."""
+    assert w.use_all is not None
+    use_all = w.use_all
+
+    def decode_all(b: bytes) -> Any:
+        return use_all(codec.decode(b))
+
+    built = w.build(n)
+    row = {
+        **base, "name": f"{w.name}, every element made",
+        "same_bytes": "yes" if codec.encode(built) == data else "NO",
+        "ours_decode_runs_ms": [x * 1e3 for x in time_runs(decode_all, data, args.runs, args.gc)],
+        "ours_encode_runs_ms": [x * 1e3 for x in time_runs(codec.encode, built, args.runs, args.gc)],
+        "load_average": _load(),
+    }
+    row["ours_decode_ms"] = statistics.median(row["ours_decode_runs_ms"])
+    row["ours_encode_ms"] = statistics.median(row["ours_encode_runs_ms"])
+    return row
+
+
+def _run_workload(w: Workload, args: argparse.Namespace, divisor: int, codec: Codec, res: Results,
+                  say: Callable[[str], None]) -> None:
+    """Both sides on one workload, right after each other, so a change in machine load hits both."""
+    n = w.count(divisor)
+    value_built = w.build(n)
+    our_bytes = codec.encode(value_built)
+    del value_built
+    data, engine = _engine_side(w, our_bytes, args, divisor, res, say)
+    del our_bytes
+    value = codec.decode(data)  # also the warm-up
+    say(f"{w.name}: {len(data):,} bytes, ours...")
+    res.rows.append(_main_row(w, n, data, value, engine, codec, args))
+    del engine
+    if w.use_all is not None:
+        say(f"{w.name}: every element made...")
+        res.rows.append(_use_all_row(w, n, data, res.rows[-1], codec, args))
+    if w.name == "floats_10m":
+        peak, held = traced_peak(codec.decode, data)
+        enc_peak, enc_held = traced_peak(codec.encode, value)
+        res.memory = {"workload": w.name, "input_bytes": len(data),
                       "decode_peak_bytes": peak, "decode_result_bytes": held,
                       "encode_peak_bytes": enc_peak, "encode_result_bytes": enc_held}
-        if args.profile:
-            profiles[w.name] = {"decode": profile(codec.decode, data, args.profile),
+    if args.profile:
+        res.profiles[w.name] = {"decode": profile(codec.decode, data, args.profile),
                                 "encode": profile(codec.encode, value, args.profile)}
-        del value, data
 
-    info = {"engine": engine_note, "codec": codec.name, "runs": args.runs, "quick": args.quick,
-            "gc_in_timed_calls": args.gc, "machine": machine()}
-    if args.json:
-        print(json.dumps({"info": info, "workloads": rows, "memory": memory, "profiles": profiles}, indent=1))
-        return 0 if all(r["same_bytes"] == "yes" for r in rows) else 1
+
+def _print_report(res: Results, info: dict[str, Any], args: argparse.Namespace) -> None:
+    """The human report: the machine and its load first, since they decide how far the numbers can be trusted."""
     print()
-    print(f"engine: Godot {engine_note}" if use_engine else f"engine: {engine_note}")
+    print(f"engine: Godot {res.engine_note}" if res.use_engine else f"engine: {res.engine_note}")
     m = info["machine"]
-    print(f"ours: {codec.name} on Python {m['python']} ({m['implementation']}), {m['cpu']} x{m['cpus']}, {m['date']}")
+    print(f"ours: {info['codec']} on Python {m['python']} ({m['implementation']}), {m['cpu']} x{m['cpus']}, "
+          f"{m['date']}")
     load = m["load_average"]
     if load is not None:
         busy = " (BUSY MACHINE: numbers are noisy)" if load[0] > 0.75 * (m["cpus"] or 1) else ""
@@ -449,16 +485,40 @@ def main(argv: list[str] | None = None) -> int:
     print(f"median of {args.runs} runs; ratio = engine time / our time (higher is better; "
           f"targets: packed >= {TARGETS['packed']}, containers >= {TARGETS['container']}); "
           f"GC {'enabled' if args.gc else 'disabled'} in our timed calls\n")
-    print(table(rows))
+    print(table(res.rows))
+    memory = res.memory
     if memory is not None:
         print(f"\npeak memory (tracemalloc), {memory['workload']}, input {memory['input_bytes'] / 1e6:.1f} MB "
               "(allocated before tracing, so not counted):")
         print(_memory_line("decode", memory, " (target 1.00: input + result only)"))
         print(_memory_line("encode", memory, ""))
-    for name, prof in profiles.items():
+    for name, prof in res.profiles.items():
         for what, text in prof.items():
             print(f"\n--- cProfile: {name} {what} (sorted by own time) ---\n{text}")
-    return 0 if all(r["same_bytes"] == "yes" for r in rows) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    divisor = QUICK_DIVISOR if args.quick else 1
+    workloads = _chosen_workloads(parser, args.only)
+    # With --json, standard output holds only the document.
+    say: Callable[[str], None] = (lambda s: print(s, file=sys.stderr)) if args.json else print
+    res = _engine_plan(args, say)
+    codec = our_codec(args.codec)
+    for w in workloads:
+        _run_workload(w, args, divisor, codec, res, say)
+
+    info = {"engine": res.engine_note, "codec": codec.name, "runs": args.runs, "quick": args.quick,
+            "gc_in_timed_calls": args.gc, "machine": machine()}
+    if args.json:
+        print(json.dumps({"info": info, "workloads": res.rows, "memory": res.memory, "profiles": res.profiles},
+                         indent=1))
+    else:
+        _print_report(res, info, args)
+    return 0 if res.all_same else 1
 
 
 if __name__ == "__main__":

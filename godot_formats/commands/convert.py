@@ -45,8 +45,7 @@ from ..tool import (
     write_target,
 )
 from .common import add_password_options, credentials, dialect_arg
-
-FRAMINGS = ("auto", "none", "store_var")
+from .inputs import FRAMINGS
 
 
 def add_parser(subparsers: Any) -> None:

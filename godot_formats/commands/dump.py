@@ -1,9 +1,7 @@
 """``godot-formats dump FILE``: show a Variant file as Godot text, editable JSON or a tree.
 
-Also home of what the reading commands (``dump``, ``explain``) share: the
-``--dialect``/``--framing``/``--allow-objects`` options and :func:`resolve_input`,
-which decides the dialect (``auto``: :func:`godot_formats.detection.detect`) and
-whether the file holds ``store_var`` records with their u32 length prefix.
+The input options and the choice of dialect and framing are shared with
+``explain`` and live in :mod:`godot_formats.commands.inputs`.
 """
 
 from __future__ import annotations
@@ -15,16 +13,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
 from .. import types as t
 from ..codec import decoder_for
 from ..dialects import Dialect, get_dialect
-from ..errors import DecodeError, EncodeError, GodotFormatsError
-from ..tool import add_dialect_option, read_input
-
-FRAMINGS = ("auto", "none", "store_var")
-DEFAULT_DIALECT = "godot4"
+from ..errors import EncodeError, GodotFormatsError
+from ..tool import read_input
+from .inputs import add_input_options, read_values, resolve_input
 
 EPILOG = """\
 examples:
@@ -47,126 +41,6 @@ its readings listed: choose one with --dialect.
 FileAccess.store_var and StreamPeer.put_var write, either byte order) when the
 lengths tile the file; --framing none/store_var decide it yourself.
 """
-
-
-# -- options and input shared by the reading commands --------------------------------------------
-
-
-def add_input_options(parser: argparse.ArgumentParser) -> None:
-    """FILE, --dialect (default auto), --framing and --allow-objects."""
-    parser.add_argument("file", metavar="FILE", help="the file to read ('-' for standard input)")
-    add_dialect_option(parser)
-    parser.add_argument("--framing", choices=FRAMINGS, default="auto",
-                        help="store_var: u32 length-prefixed records (store_var, put_var); none: raw "
-                             "var_to_bytes data; auto: decide from the bytes (default: %(default)s)")
-    parser.add_argument("--allow-objects", action="store_true",
-                        help="decode full Objects (as inert data: class name and properties, never code)")
-    from .common import add_password_options
-
-    add_password_options(parser)
-
-
-@attrs.frozen
-class Record:
-    """One value's bytes inside the input: ``data[start:end]`` (the prefix, if any, is before ``start``)."""
-
-    start: int
-    end: int
-    prefixed: bool
-
-
-@attrs.frozen
-class Input:
-    """What a file holds: its bytes, the dialect to read them in, and where each value is."""
-
-    data: bytes
-    dialect: Dialect
-    records: tuple[Record, ...]
-    note: str  # how the dialect and framing were chosen, for humans
-
-    @property
-    def framed(self) -> bool:
-        return any(r.prefixed for r in self.records)
-
-
-def _store_var_records(data: bytes) -> list[Record] | None:
-    """The records when u32 length prefixes tile ``data`` exactly (each value at least 4 bytes)."""
-    from ..detection import split_store_var
-
-    payloads = split_store_var(data)
-    if payloads is None:
-        return None
-    records, pos = [], 0
-    for p in payloads:
-        records.append(Record(pos + 4, pos + 4 + len(p), True))
-        pos += 4 + len(p)
-    return records
-
-
-def _reads_completely(data: bytes, records: list[Record], dialect: Dialect, allow_objects: bool) -> bool:
-    decoder = decoder_for(dialect, allow_objects)  # one for all the records: building one builds its tables
-    for r in records:
-        try:
-            if decoder.decode(data, r.start, r.end)[1] != r.end:
-                return False
-        except GodotFormatsError:
-            return False
-    return True
-
-
-def _detect(data: bytes, framing: str) -> tuple[str, bool, str] | None:
-    """The best complete reading by :mod:`godot_formats.detection`: (dialect, framed, note), or None."""
-    try:
-        from ..detection import detect
-    except ImportError:  # pragma: no cover - a build without detection
-        return None
-    for c in detect(data):
-        if c.complete and (framing == "auto" or c.framed == (framing == "store_var")):
-            note = f"detected {c.dialect}" + (" (ambiguous: give --dialect to choose)" if c.ambiguous else "")
-            return c.dialect, c.framed, note
-    return None
-
-
-def resolve_input(data: bytes, dialect: str, framing: str, allow_objects: bool = False) -> Input:
-    """Decide the dialect and the framing of ``data`` as the options ask."""
-    raw = [Record(0, len(data), False)]
-    records = _store_var_records(data) if framing != "none" else None
-    if framing == "store_var" and records is None:
-        raise DecodeError(0, "not store_var framed: the u32 length prefixes do not tile the file "
-                             "(try --framing none)")
-    if dialect == "auto":
-        found = _detect(data, framing)
-        if found is not None:
-            name, framed, note = found
-            return Input(data, get_dialect(name), tuple(records or raw) if framed else tuple(raw), note)
-        dialect, note = DEFAULT_DIALECT, f"no dialect reads it completely; reading it as {DEFAULT_DIALECT}"
-    else:
-        note = f"{dialect} (given)"
-    d = get_dialect(dialect)
-    if records is not None and (framing == "store_var" or (
-            _reads_completely(data, records, d, allow_objects)
-            and not _reads_completely(data, raw, d, allow_objects))):
-        return Input(data, d, tuple(records), note)
-    return Input(data, d, tuple(raw), note)
-
-
-def read_values(source: Input, allow_objects: bool) -> list[Any]:
-    """The value of every record; trailing bytes inside a record are ignored, as the engine does."""
-    values = []
-    decoder = decoder_for(source.dialect, allow_objects)
-    for r in source.records:
-        try:
-            value, end = decoder.decode(source.data, r.start, r.end)  # ``end``: no copy of the file per record
-        except DecodeError as e:
-            if not allow_objects and "allow_objects" in e.reason:
-                raise DecodeError(e.offset, "a full Object: add --allow-objects to decode it "
-                                            "(as inert data, never code)") from None
-            raise
-        if end < r.end:
-            print(f"godot-formats: note: {r.end - end} trailing byte(s) after the value at byte {r.start} "
-                  "(ignored, as the engine does)", file=sys.stderr)
-        values.append(value)
-    return values
 
 
 # -- the tree view -------------------------------------------------------------------------------
@@ -469,5 +343,5 @@ def _check_text_keeps(values: list[Any], d: Dialect) -> None:
             return
 
 
-__all__ = ["add_parser", "add_input_options", "resolve_input", "read_values", "Input", "Record", "tree_lines",
-           "describe", "render", "render_lines", "run", "FRAMINGS", "MAX_INDENT_DEPTH"]
+__all__ = ["add_parser", "tree_lines", "describe", "render", "render_lines", "run", "framed_save",
+           "MAX_INDENT_DEPTH"]

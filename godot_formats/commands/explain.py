@@ -15,7 +15,7 @@ from typing import Any
 
 from ..explain import Field, explain_fields, format_lines
 from ..tool import EXIT_BAD_INPUT, read_input
-from .dump import add_input_options, resolve_input
+from .inputs import add_input_options, resolve_input
 
 EPILOG = """\
 examples:
