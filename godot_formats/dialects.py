@@ -163,6 +163,17 @@ class Dialect:
     major: int = 4
     #: What a documented dialect's page says that the engines do not.
     notes: tuple[str, ...] = ()
+    #: The engine version whose text rules (``var_to_str``) ``to_text`` follows for this
+    #: dialect unless told another ("3.2", "4.0", "4.4", "4.5"); None: no text form here.
+    text_version: str | None = "4.5"
+    #: ``detect()``: the weight of this dialect's reading among readings that fit equally
+    #: well, and the commoner dialect it cannot be told from when its own marker is absent.
+    prior: float = 1.0
+    sibling: str | None = None
+    #: Whose Object class and property names full Objects use (3: Godot 2 and 3's
+    #: ``Reference``, ``scancode`` ...; 4: Godot 4's): a conversion between the two
+    #: applies the class rules of :mod:`godot_formats.conversion`.
+    object_classes: int = 4
     _ids: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:
@@ -261,6 +272,12 @@ def _problems(d: Dialect) -> list[str]:
         problems.append(f"int64_array_count_size is {d.int64_array_count_size!r}, not 4 or 8")
     if d.major not in (2, 3, 4):
         problems.append(f"major is {d.major!r}, not 2, 3 or 4")
+    if d.object_classes not in (3, 4):
+        problems.append(f"object_classes is {d.object_classes!r}, not 3 or 4")
+    if not isinstance(d.prior, (int, float)) or not 0 < d.prior <= 1:
+        problems.append(f"prior is {d.prior!r}, not a weight in (0, 1]")
+    if d.text_version is not None and not (isinstance(d.text_version, str) and d.text_version[:2] in ("3.", "4.")):
+        problems.append(f"text_version is {d.text_version!r}, not None or a 3.x/4.x version such as '4.5'")
     for name, native in d.native_names.items():
         if name not in first_id:
             problems.append(f"native_names renames {name!r}, which is not in types")
@@ -349,12 +366,12 @@ GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
 GODOT3 = register(Dialect(
     "godot3", "Godot 3.1-3.6 (27 types, Pool arrays)", GODOT3_TYPES,
     native_names=GODOT3_NAMES, major=3, math_flag_64=False, rid_format=RidFormat.NONE, utf8_surrogates=True,
-    object_script=ObjectScript.OBJECT,
+    object_script=ObjectScript.OBJECT, text_version="3.2", object_classes=3,
 ), "godot3.1", "godot3.2", "godot3.3", "godot3.4", "godot3.5", "godot3.6")
 GODOT30 = register(attrs.evolve(
     GODOT3, name="godot3.0",
     description="Godot 3.0.x: as godot3, but every int is written 64-bit (fixed in 3.1)",
-    int_format=IntFormat.FLAG64,
+    int_format=IntFormat.FLAG64, prior=0.9, sibling="godot3",
 ))
 GODOT2 = register(Dialect(
     # From the 2.x marshalls.cpp (decode_variant/encode_variant) and six engine.cfb files
@@ -365,28 +382,30 @@ GODOT2 = register(Dialect(
     "godot2", "Godot 2.0-2.1 (29 types with Image and InputEvent; 32-bit int and float)", GODOT2_TYPES,
     native_names=GODOT2_NAMES, major=2, type_mask=0xFFFFFFFF, math_flag_64=False, int_format=IntFormat.I32,
     float_format=FloatFormat.F32, rid_format=RidFormat.NONE, object_format=ObjectFormat.HEADER,
-    node_path_old_format=True, utf8_surrogates=True, object_script=ObjectScript.OBJECT,
+    node_path_old_format=True, utf8_surrogates=True, object_script=ObjectScript.OBJECT, text_version=None,
+    object_classes=3,
 ), "godot2.0", "godot2.1", listed=False)
 # Unlisted: a Godot 2 value without an Image or InputEvent (or a "shared" bit) is byte for
 # byte a Godot 3 one, so detect() would call every Godot 3 blob ambiguous; and explain,
 # text and the command line do not know its Object/Image/InputEvent yet.  Use it by name.
 GODOT40 = register(Dialect(
     "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES, object_script=ObjectScript.OBJECT,
+    text_version="4.0", prior=0.96, sibling="godot4",
 ), "godot4.1", "godot4.2")
 GODOT43 = register(attrs.evolve(
     GODOT40, name="godot4.3",
     description="Godot 4.3 (39 types with PackedVector4Array, typed Array, no typed Dictionary)",
-    types=GODOT4_TYPES, typed_arrays=True, object_script=ObjectScript.PATH,
+    types=GODOT4_TYPES, typed_arrays=True, object_script=ObjectScript.PATH, text_version="4.3", prior=0.97,
 ))
 GODOT4 = register(attrs.evolve(
     GODOT43, name="godot4",
     description="Godot 4.4 and later (39 types, typed Array and typed Dictionary)",
-    typed_dictionaries=True,
+    typed_dictionaries=True, text_version="4.5", prior=1.0, sibling=None,
 ), "godot4.4", "godot4.5", "godot4.6")
 GODOT4_DOUBLE = register(attrs.evolve(
     GODOT4, name="godot4-double",
     description="Godot 4.4+ built with precision=double (64-bit math types, header flag set)",
-    real_is_double=True,
+    real_is_double=True, prior=0.9, sibling="godot4",
 ))
 
 
@@ -411,6 +430,7 @@ DOCS_GODOT30 = register(Dialect(
     "docs-godot3.0", "the Godot 3.0 documentation page: 27 types, no header flags, "
     "int always 64-bit, float always 32-bit", GODOT3_TYPES, native_names=GODOT3_NAMES, major=3,
     type_mask=0xFFFFFFFF, int_format=IntFormat.I64, float_format=FloatFormat.F32, **_DOCS,  # type: ignore[arg-type]
+    text_version="3.2", object_classes=3,
     notes=("no header flags: ints are always 8 bytes, floats always 4 (the engine: 4 or 8 by value)",
            "PoolStringArray elements without the NUL the engine writes",
            "Basis and Transform listed by columns (the engine writes rows)",
@@ -419,7 +439,7 @@ DOCS_GODOT30 = register(Dialect(
 DOCS_GODOT3 = register(Dialect(
     "docs-godot3", "the Godot 3.x documentation page: 27 types, type = header & 0xFFFF",
     GODOT3_TYPES, native_names=GODOT3_NAMES, major=3, type_mask=0xFFFF, float_format=FloatFormat.FLAG64,
-    **_DOCS,  # type: ignore[arg-type]
+    text_version="3.2", object_classes=3, **_DOCS,  # type: ignore[arg-type]
     notes=("type = header & 0xFFFF (the engine masks 0xFF)",
            "'float always uses double precision': every float written 64-bit with the flag",
            "PoolStringArray elements without the NUL the engine writes",

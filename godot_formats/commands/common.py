@@ -399,3 +399,31 @@ def write_back(path: Path, original: bytes, data: bytes) -> Path:
     kept = backup(path, original)
     write_atomic(path, data)
     return kept
+
+
+def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
+    """The file, its bytes and the save file, for a command that writes it back."""
+    from ..savefile import AmbiguousDialectError
+
+    if args.file == "-":
+        raise GodotFormatsError("needs a file to write back, not standard input")
+    path = Path(args.file)
+    data = path.read_bytes()
+    try:
+        sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect)
+    except AmbiguousDialectError as e:
+        raise ambiguity(data, args, e.candidates) from None
+    note_damage(sf, data, args.command)
+    return path, data, sf
+
+
+def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
+    """Write ``sf`` back over ``path`` (a backup first), or say that nothing changed."""
+    data, _ = sf.to_bytes()
+    if data == original:
+        print(f"godot-formats {command}: no change; {path} not written", file=sys.stderr)
+        return 0
+    kept = write_back(path, original, data)
+    print(f"godot-formats {command}: {path} written ({describe_layers(sf)}); the old file is {kept}",
+          file=sys.stderr)
+    return 0

@@ -24,13 +24,11 @@ from ..errors import GodotFormatsError
 from ..tool import add_dialect_option
 from .common import (
     add_password_options,
-    ambiguity,
     describe_layers,
     json_documents,
-    note_damage,
-    open_save,
+    open_for_change,
+    save_changed,
     text_values,
-    write_back,
 )
 
 EPILOG = """\
@@ -65,34 +63,6 @@ def add_parser(subparsers: Any) -> None:
                         help="read and write full Objects (as inert data, never code)")
     add_password_options(parser)
     parser.set_defaults(func=run)
-
-
-def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
-    """The file, its bytes and the save file, for a command that writes it back."""
-    from ..savefile import AmbiguousDialectError
-
-    if args.file == "-":
-        raise GodotFormatsError("needs a file to write back, not standard input")
-    path = Path(args.file)
-    data = path.read_bytes()
-    try:
-        sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect)
-    except AmbiguousDialectError as e:
-        raise ambiguity(data, args, e.candidates) from None
-    note_damage(sf, data, args.command)
-    return path, data, sf
-
-
-def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
-    """Write ``sf`` back over ``path`` (a backup first), or say that nothing changed."""
-    data, _ = sf.to_bytes()
-    if data == original:
-        print(f"godot-formats {command}: no change; {path} not written", file=sys.stderr)
-        return 0
-    kept = write_back(path, original, data)
-    print(f"godot-formats {command}: {path} written ({describe_layers(sf)}); the old file is {kept}",
-          file=sys.stderr)
-    return 0
 
 
 def _render(sf: Any, path: Path, as_json: bool, lossy: list[int]) -> str:

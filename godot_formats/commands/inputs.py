@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from ..api import DEFAULT_DIALECT
 from ..codec import decoder_for
 from ..dialects import Dialect, get_dialect
 from ..errors import DecodeError, GodotFormatsError
@@ -29,7 +30,6 @@ __all__ = ["FRAMINGS", "DEFAULT_DIALECT", "add_input_options", "Record", "Input"
 FRAMINGS = ("auto", "none", "store_var")
 #: The dialect of a file no dialect reads completely: the library's own default, so the error
 #: messages are those a plain ``gf.loads`` would give.
-DEFAULT_DIALECT = "godot4"
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:

@@ -16,8 +16,7 @@ from typing import Any
 from .. import types as t
 from ..errors import GodotFormatsError
 from ..tool import add_dialect_option
-from .common import add_password_options
-from .edit import open_for_change, save_changed
+from .common import add_password_options, open_for_change, save_changed
 
 EPILOG = """\
 examples:
