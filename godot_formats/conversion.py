@@ -399,7 +399,7 @@ class _Converter:
         self.source = source
         self.target = target
         self.losses: list[Loss] = []
-        self.cross_major = source.major != target.major
+        self.cross_major = source.object_classes != target.object_classes  # the class rules apply
         checks: dict[str, _Fn[[_Path, Any], Any]] = {"Object": self._object_id, "RID": self._rid}
         if target.float_format == FloatFormat.F32:
             checks["float"] = self._float32
@@ -536,7 +536,7 @@ class _Converter:
     def _rename_object(self, path: _Path, cls: str,
                        props: dict[str, Any]) -> tuple[str, list[tuple[_Path, str, Any]]]:
         """Apply :data:`CLASS_RULES` and the metadata layout between Godot 3 and Godot 4."""
-        to4 = self.target.major >= 4
+        to4 = self.target.object_classes == 4
         rule = (_RULES_BY_3 if to4 else _RULES_BY_4).get(cls)
         if to4 and rule is not None and rule.prepare4 is not None:
             prepared = rule.prepare4(props)
