@@ -28,9 +28,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import godot_formats as gf
-from godot_formats import text as tx
 from godot_formats import types as t
 from godot_formats.text import TextDecodeError, from_text, to_text
+from godot_formats.text.floats import grisu2_text, printf_g
+from godot_formats.text.order import _all_less_order, _IntroSort, _Order
+from godot_formats.text.style import GODOT3_STYLE, text_style
+from godot_formats.text.writer import _Writer
 
 TEXT_KEY = {"godot3": "var2str", "godot4": "var_to_str"}
 
@@ -286,14 +289,14 @@ _DOUBLES = st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: x !
 
 @given(_DOUBLES)
 def test_grisu2_reads_back_exactly(x: float) -> None:
-    s = tx.grisu2_text(x)
+    s = grisu2_text(x)
     assert float(s) == x
     assert re.fullmatch(r"-?(\d+(\.\d+)?|0\.0{0,3}\d+)(e[+-]\d{2,3})?", s), s
 
 
 @given(st.floats(width=32, allow_nan=False, allow_infinity=False).filter(lambda x: x != 0))
 def test_grisu2_float32_reads_back_exactly(x: float) -> None:
-    s = tx.grisu2_text(x, single=True)
+    s = grisu2_text(x, single=True)
     assert struct.unpack("<f", struct.pack("<f", float(s)))[0] == x
 
 
@@ -301,14 +304,14 @@ def test_grisu2_is_not_always_the_shortest() -> None:
     # Why repr() cannot stand in for the engine: Grisu2 gives up shortness in rare cases (~0.4%).
     rng = random.Random(7)
     xs = [rng.random() * 10.0 ** rng.randint(-20, 20) for _ in range(3000)]
-    longer = [x for x in xs if len(tx.grisu2_text(x)) > len(repr(x).replace("e-0", "e-").replace("e+", "e+0"))]
-    assert longer and all(float(tx.grisu2_text(x)) == x for x in longer)
+    longer = [x for x in xs if len(grisu2_text(x)) > len(repr(x).replace("e-0", "e-").replace("e+", "e+0"))]
+    assert longer and all(float(grisu2_text(x)) == x for x in longer)
 
 
 def test_float_layout_boundaries() -> None:
-    assert [tx.grisu2_text(x) for x in (1e-5, 0.0001, 1e15, 1e14, 123456789012345.0, 5e-324, 1e100)] == [
+    assert [grisu2_text(x) for x in (1e-5, 0.0001, 1e15, 1e14, 123456789012345.0, 5e-324, 1e100)] == [
         "1e-05", "0.0001", "1e+15", "100000000000000", "123456789012345", "5e-324", "1e+100"]
-    assert tx.printf_g(-math.nan) == "-nan" and tx.printf_g(1234565.0) == "1.23456e+06"
+    assert printf_g(-math.nan) == "-nan" and printf_g(1234565.0) == "1.23456e+06"
 
 
 def test_version_picks_the_float_rules() -> None:
@@ -318,9 +321,9 @@ def test_version_picks_the_float_rules() -> None:
     assert to_text(16777217.0, "godot4.0") == "1.67772e+07"
     assert to_text(-math.inf, "godot4.3") == "inf_neg"
     assert to_text(16777217.0, "godot3") == "1.67772e+07"
-    assert tx.text_style("godot4", "3.2.3") is tx.GODOT3_STYLE
+    assert text_style("godot4", "3.2.3") is GODOT3_STYLE
     with pytest.raises(ValueError):
-        tx.text_style("godot4", "five")
+        text_style("godot4", "five")
 
 
 # --- the introsort port -------------------------------------------------------------------------------------
@@ -328,7 +331,7 @@ def test_version_picks_the_float_rules() -> None:
 @given(st.lists(st.integers(-50, 50), max_size=80))
 def test_introsort_sorts_like_sorted_for_a_total_order(xs: list[int]) -> None:
     ys = list(xs)
-    tx._IntroSort(lambda a, b: a < b).sort(ys)
+    _IntroSort(lambda a, b: a < b).sort(ys)
     assert ys == sorted(xs)
 
 
@@ -586,8 +589,18 @@ def _oracles() -> Any:
     return oracles
 
 
-def _random_values(rng: random.Random, godot3: bool, n: int) -> list[Any]:
-    def real() -> float:
+class _RandomValues:
+    """Values for the live-engine comparison, aimed at where text forms differ: float edges, escapes, key order.
+
+    One method per kind of value, all drawing from the same ``rng`` in a fixed
+    order, so a seed always gives the same values.
+    """
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def real(self) -> float:
+        rng = self.rng
         kind = rng.randrange(5)
         if kind == 0:
             return rng.uniform(-1, 1) * 10.0 ** rng.randint(-45, 38)
@@ -599,14 +612,16 @@ def _random_values(rng: random.Random, godot3: bool, n: int) -> list[Any]:
             return rng.choice([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-5, 1e15, 1e16, 0.0001, 5e-324])
         return rng.uniform(-1, 1) * 10.0 ** rng.randint(-320, 300)
 
-    def f32() -> float:
-        x = real()
+    def f32(self) -> float:
+        x = self.real()
         return _f32(x) if abs(x) < 3.4e38 or math.isinf(x) or x != x else 1.0
 
-    def string() -> str:
+    def string(self) -> str:
+        rng = self.rng
         return "".join(rng.choice("ab\t\n\r\a\v\"'?\\é😀\x01 ") for _ in range(rng.randint(0, 6)))
 
-    def key() -> Any:
+    def key(self) -> Any:
+        rng = self.rng
         kind = rng.randrange(6)
         if kind == 0:
             return rng.randint(-5, 5)
@@ -620,10 +635,11 @@ def _random_values(rng: random.Random, godot3: bool, n: int) -> list[Any]:
             return [rng.randint(0, 2) for _ in range(rng.randint(0, 2))]
         return rng.choice([None, True, False])
 
-    def leaf() -> Any:
+    def leaf(self) -> Any:
+        rng, f32, string = self.rng, self.f32, self.string
         kind = rng.randrange(8)
         if kind == 0:
-            return real()
+            return self.real()
         if kind == 1:
             return t.Vector3(f32(), f32(), f32())
         if kind == 2:
@@ -636,13 +652,16 @@ def _random_values(rng: random.Random, godot3: bool, n: int) -> list[Any]:
             return t.NodePath(names=[string() or "n"], subnames=[string() or "s"])
         if kind == 6:
             return t.PackedStringArray([string() for _ in range(2)])
-        return t.Dictionary([(key(), rng.randint(0, 9)) for _ in range(rng.randint(0, 20))])
+        return t.Dictionary([(self.key(), rng.randint(0, 9)) for _ in range(rng.randint(0, 20))])
 
+
+def _random_values(rng: random.Random, godot3: bool, n: int) -> list[Any]:
+    make = _RandomValues(rng)
     values = []
     for _ in range(n):
-        v: Any = [leaf() for _ in range(rng.randint(1, 4))]
+        v: Any = [make.leaf() for _ in range(rng.randint(1, 4))]
         if not godot3 and rng.random() < 0.3:
-            v = t.TypedArray("float", [real() for _ in range(3)])
+            v = t.TypedArray("float", [make.real() for _ in range(3)])
         values.append(v)
     return values
 
@@ -746,7 +765,7 @@ def test_a_value_that_contains_itself_is_refused_with_its_path(dialect: str) -> 
 
 def _count_comparisons(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     counts = {"less": 0, "leaf": 0}
-    less, leaf = tx._Order.less, tx._Order.leaf
+    less, leaf = _Order.less, _Order.leaf
 
     def counting_less(self: Any, a: Any, b: Any) -> bool:
         counts["less"] += 1
@@ -756,8 +775,8 @@ def _count_comparisons(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts["leaf"] += 1
         return leaf(self, value)
 
-    monkeypatch.setattr(tx._Order, "less", counting_less)
-    monkeypatch.setattr(tx._Order, "leaf", counting_leaf)
+    monkeypatch.setattr(_Order, "less", counting_less)
+    monkeypatch.setattr(_Order, "leaf", counting_leaf)
     return counts
 
 
@@ -772,17 +791,17 @@ def test_pool_keys_sort_without_per_comparison_copies(monkeypatch: pytest.Monkey
     assert counts["less"] == 0 and counts["leaf"] == len(keys)
     small = keys[:40]
     pairs = [(k, 0) for k in small]
-    tx._IntroSort(lambda a, b: a[0] != b[0]).sort(pairs)  # the port, comparison by comparison
+    _IntroSort(lambda a, b: a[0] != b[0]).sort(pairs)  # the port, comparison by comparison
     assert to_text(dict.fromkeys(small, 0), "godot3") == "{\n" + ",\n".join(
-        f"{tx._Writer(gf.get_dialect('godot3'), tx.GODOT3_STYLE).write(k)}: 0" for k, _ in pairs) + "\n}"
+        f"{_Writer(gf.get_dialect('godot3'), GODOT3_STYLE).write(k)}: 0" for k, _ in pairs) + "\n}"
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 15, 16, 17, 18, 33, 100, 257])
 def test_all_less_order_is_the_introsort(n: int) -> None:
     items = [object() for _ in range(n)]
     ported = list(items)
-    tx._IntroSort(lambda a, b: a is not b).sort(ported)
-    assert tx._all_less_order(items) == ported
+    _IntroSort(lambda a, b: a is not b).sort(ported)
+    assert _all_less_order(items) == ported
 
 
 @pytest.mark.parametrize("dialect", ["godot3", "godot4"])
