@@ -10,13 +10,14 @@ import argparse
 import json
 import reprlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import types as t
 from ..codec import decoder_for
 from ..dialects import Dialect, get_dialect
 from ..errors import EncodeError, GodotFormatsError
+from ..registry import Family, TypeSpec, spec_for
 from ..tool import read_input
 from .inputs import add_input_options, read_values, resolve_input
 
@@ -65,93 +66,125 @@ def _container_type(ct: t.ContainerType | None, d: Dialect) -> str:
     return ct.class_name if ct.class_name is not None else d.native_name(ct.builtin)
 
 
+def _plural(n: int, word: str, words: str = "") -> str:
+    return f"{n} {word if n == 1 else words or word + 's'}"
+
+
+def _field_text(value: Any, kind: str) -> str:
+    if kind == "bytes":
+        return _plural(len(value), "byte")
+    if kind == "str":
+        return _quoted(value)
+    return str(list(value)) if kind == "u32s" else str(value)
+
+
+def _describe_string(value: Any, spec: TypeSpec, d: Dialect) -> str:
+    return f"StringName &{_quoted(value)}" if spec.name == "StringName" else f"String {_quoted(value)}"
+
+
+def _describe_math(value: Any, spec: TypeSpec, d: Dialect) -> str:
+    parts = ", ".join(_number(x) for x in d.math_type(spec.name).to_wire(value))
+    return f"{d.native_name(spec.name)}({parts})"
+
+
+def _describe_record(value: Any, spec: TypeSpec, d: Dialect) -> str:
+    """A record as its fields (the registry row's), each named: ``RID(id=5)``."""
+    fields = ", ".join(f"{f.attr}={_field_text(getattr(value, f.attr), f.kind)}" for f in spec.record)
+    return f"{d.native_name(spec.name)}({fields})"
+
+
+#: How a value without children is shown, by its registry row's family.
+_DESCRIBE: dict[Family, Callable[[Any, TypeSpec, Dialect], str]] = {
+    Family.NIL: lambda v, spec, d: "null",
+    Family.BOOL: lambda v, spec, d: "true" if v else "false",
+    Family.INT: lambda v, spec, d: f"int {int(v)}",
+    Family.FLOAT: lambda v, spec, d: f"float {_number(float(v))}",
+    Family.STRING: _describe_string,
+    Family.NODE_PATH: lambda v, spec, d: f"NodePath {'^' if d.major >= 4 else ''}{_quoted(str(v))}",
+    Family.MATH: _describe_math,
+    Family.RECORD: _describe_record,
+    Family.OBJECT: lambda v, spec, d: f"Object #{v.object_id} (an instance id)",  # the id form: no children
+}
+
+
 def describe(value: Any, d: Dialect) -> str:
     """One line for a value without children: its type (in the dialect's names) and its value."""
-    from ..dialects import MATH_TYPES
-
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return f"int {value}"
-    if isinstance(value, float):
-        return f"float {_number(value)}"
-    if isinstance(value, t.StringName):
-        return f"StringName &{_quoted(value)}"
-    if isinstance(value, str):
-        return f"String {_quoted(value)}"
-    if isinstance(value, t.NodePath):
-        return f"NodePath {'^' if d.major >= 4 else ''}{_quoted(str(value))}"
-    for name, row in MATH_TYPES.items():
-        if type(value) is row.cls:
-            parts = ", ".join(_number(x) for x in d.math_type(name).to_wire(value))
-            return f"{d.native_name(name)}({parts})"
-    if isinstance(value, t.RID):
-        return f"RID({value.id})"
-    if isinstance(value, t.EncodedObjectAsID):
-        return f"Object #{value.object_id} (an instance id)"
-    if isinstance(value, t.Signal):
-        return f"Signal({_quoted(value.name)}, object #{value.object_id})"
-    if isinstance(value, t.Callable):
-        return "Callable()"
-    return reprlib.repr(value)  # not a Variant (the API takes any value): bounded, whatever it holds
-
-
-_PACKED_NAMES = {cls: name for cls, name in t.GODOT_TYPE_NAMES.items()
-                 if name.startswith("Packed") and cls is not memoryview}
+    spec = spec_for(value)
+    show = None if spec is None else _DESCRIBE.get(spec.family)
+    if show is None or (spec is not None and spec.family is Family.OBJECT and not hasattr(value, "object_id")):
+        return reprlib.repr(value)  # not a Variant (the API takes any value): bounded, whatever it holds
+    assert spec is not None
+    return show(value, spec, d)
 
 
 def _has_children(value: Any) -> bool:
     """Whether :func:`_children` gives ``value`` its own lines (without building them)."""
-    return type(value) in _PACKED_NAMES or isinstance(value, (t.Object, dict, t.Dictionary)) or (
-        isinstance(value, (list, tuple)) and not isinstance(value, t.Components))
+    spec = spec_for(value)
+    return spec is not None and spec.family in _CHILDREN and not isinstance(value, t.EncodedObjectAsID)
+
+
+def _packed_children(value: Any, spec: TypeSpec, d: Dialect, max_elements: int | None) -> tuple[str, list[Any]]:
+    n = len(value)
+    shown = n if max_elements is None else min(n, max_elements)
+    name = d.native_name(spec.name)
+    if spec.name == "PackedByteArray":
+        stop = n if max_elements is None else min(n, 16 * max_elements)
+        rows = [(f"[{i}]", _Raw(bytes(value[i:i + 16]).hex(" "))) for i in range(0, stop, 16)]
+        more = n - min(n, 16 * len(rows))
+        return f"{name}, {_plural(n, 'byte')}", rows + ([("", _Raw(f"… {more} more bytes"))] if more else [])
+    items = [(f"[{i}]", _Raw(describe(value[i], d) if not isinstance(value[i], (int, float))
+                             else _number(value[i]))) for i in range(shown)]
+    if shown < n:
+        items.append(("", _Raw(f"… {n - shown} more elements")))
+    return f"{name}, {_plural(n, 'element')}", items
+
+
+def _object_children(value: Any, spec: TypeSpec, d: Dialect, max_elements: int | None) -> tuple[str, list[Any]]:
+    props = value.properties
+    return f"Object {value.class_name}, {_plural(len(props), 'property', 'properties')}", \
+        [(f"{k}:", v) for k, v in props.items()]
+
+
+def _dictionary_children(value: Any, spec: TypeSpec, d: Dialect, max_elements: int | None) -> tuple[str, list[Any]]:
+    heading = "Dictionary"
+    if isinstance(value, t.TypedDictionary):
+        heading += f"[{_container_type(value.key_type, d)}, {_container_type(value.value_type, d)}]"
+    entries: list[tuple[str, Any]] = []
+    for i, (k, v) in enumerate(value.items()):
+        if type(k) is str:
+            entries.append((_quoted(k) + ":", v))
+        elif not _has_children(k):
+            entries.append((describe(k, d) + ":", v))
+        else:
+            entries.append((f"key {i}:", k))
+            entries.append((f"value {i}:", v))
+    return f"{heading}, {_plural(len(value), 'entry', 'entries')}", entries
+
+
+def _array_children(value: Any, spec: TypeSpec, d: Dialect, max_elements: int | None) -> tuple[str, list[Any]]:
+    heading = "Array"
+    if isinstance(value, t.TypedArray):
+        heading += f"[{_container_type(value.element_type, d)}]"
+    return f"{heading}, {_plural(len(value), 'item')}", [(f"[{i}]", v) for i, v in enumerate(value)]
+
+
+#: The values with lines of their own under them, by their registry row's family.
+_CHILDREN: dict[Family, Callable[[Any, TypeSpec, Dialect, int | None], tuple[str, list[Any]]]] = {
+    Family.PACKED: _packed_children,
+    Family.STRINGS: _packed_children,
+    Family.OBJECT: _object_children,
+    Family.DICTIONARY: _dictionary_children,
+    Family.ARRAY: _array_children,
+}
 
 
 def _children(value: Any, d: Dialect, max_elements: int | None) -> tuple[str, list[tuple[str, Any]]] | None:
     """(heading, [(label, child)]) for a value with children, else None."""
-    def plural(n: int, word: str, words: str = "") -> str:
-        return f"{n} {word if n == 1 else words or word + 's'}"
-
-    packed = _PACKED_NAMES.get(type(value))
-    if packed is not None:
-        n = len(value)
-        shown = n if max_elements is None else min(n, max_elements)
-        name = d.native_name(packed)
-        if packed == "PackedByteArray":
-            stop = n if max_elements is None else min(n, 16 * max_elements)
-            rows = [(f"[{i}]", _Raw(bytes(value[i:i + 16]).hex(" "))) for i in range(0, stop, 16)]
-            more = n - min(n, 16 * len(rows))
-            return f"{name}, {plural(n, 'byte')}", rows + ([("", _Raw(f"… {more} more bytes"))] if more else [])
-        items = [(f"[{i}]", _Raw(describe(value[i], d) if not isinstance(value[i], (int, float))
-                                 else _number(value[i]))) for i in range(shown)]
-        if shown < n:
-            items.append(("", _Raw(f"… {n - shown} more elements")))
-        return f"{name}, {plural(n, 'element')}", items
-    if isinstance(value, t.Object):
-        props = value.properties
-        return f"Object {value.class_name}, {plural(len(props), 'property', 'properties')}", \
-            [(f"{k}:", v) for k, v in props.items()]
-    if isinstance(value, (dict, t.Dictionary)):
-        heading = "Dictionary"
-        if isinstance(value, t.TypedDictionary):
-            heading += f"[{_container_type(value.key_type, d)}, {_container_type(value.value_type, d)}]"
-        entries: list[tuple[str, Any]] = []
-        for i, (k, v) in enumerate(value.items()):
-            if type(k) is str:
-                entries.append((_quoted(k) + ":", v))
-            elif not _has_children(k):
-                entries.append((describe(k, d) + ":", v))
-            else:
-                entries.append((f"key {i}:", k))
-                entries.append((f"value {i}:", v))
-        return f"{heading}, {plural(len(value), 'entry', 'entries')}", entries
-    if isinstance(value, (list, tuple)) and not isinstance(value, t.Components):
-        heading = "Array"
-        if isinstance(value, t.TypedArray):
-            heading += f"[{_container_type(value.element_type, d)}]"
-        return f"{heading}, {plural(len(value), 'item')}", [(f"[{i}]", v) for i, v in enumerate(value)]
-    return None
+    if not _has_children(value):
+        return None
+    spec = spec_for(value)
+    assert spec is not None
+    return _CHILDREN[spec.family](value, spec, d, max_elements)
 
 
 class _Raw(str):
