@@ -14,8 +14,6 @@ from __future__ import annotations
 import collections
 import functools
 import struct
-import sys
-import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, read_jsonl
+from measure import calls_made
 from strategies import floats_sharing_a_hash
 
 import godot_formats as gf
@@ -575,23 +574,6 @@ def test_work_is_linear_in_the_input(name: str) -> None:
     assert counts[1] <= 8 * counts[0] + 100, counts
 
 
-def calls_made(fn: Any) -> int:
-    """How many Python and C functions ``fn()`` calls: a measure of work that a busy machine cannot change."""
-    count = 0
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return count
-
-
 def test_number_keys_chosen_to_collide_do_not_go_quadratic() -> None:
     """Hash flooding: only small groups of distinct floats share a hash (ints: at most 4 in
     int64), and every other key type mixes in a per-process random string hash (attrs' class
@@ -654,10 +636,8 @@ def _saved_findings() -> list[Any]:
 def test_saved_fuzz_inputs_obey_the_contract(path: Path) -> None:
     """What fuzz_decode.py checks: the contract, plus decode(encode(v)) writing the same bytes."""
     data = path.read_bytes()
-    started = time.perf_counter()
-    check_blob(data)
-    # 20 decodes and re-encodes of an input of at most 16 KiB.
-    assert time.perf_counter() - started < 2.0
+    # 20 decodes and re-encodes of an input of at most 16 KiB: work linear in its size.
+    assert calls_made(lambda: check_blob(data)) < 2_000 * len(data) + 200_000
     for dialect in DIALECTS:
         for objects in (False, True):
             result = decode_or_refuse(data, dialect, allow_objects=objects)
