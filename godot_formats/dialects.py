@@ -236,6 +236,15 @@ def _problems(d: Dialect) -> list[str]:
     types = d.types
     if not isinstance(types, tuple) or not types or not all(isinstance(n, str) for n in types):
         return problems + [f"types must be a non-empty sequence of type names (or UNSUPPORTED), not {types!r}"]
+    first_id = _first_ids(types, problems)
+    _mask_problems(d, first_id, problems)
+    _value_problems(d, problems)
+    _name_problems(d, first_id, problems)
+    return problems
+
+
+def _first_ids(types: tuple[str, ...], problems: list[str]) -> dict[str, int]:
+    """Each type's id, noting unknown names, names given twice and a trailing empty slot."""
     first_id: dict[str, int] = {}
     for type_id, name in enumerate(types):
         if name == UNSUPPORTED:
@@ -248,24 +257,33 @@ def _problems(d: Dialect) -> list[str]:
         first_id.setdefault(name, type_id)
     if not types[-1]:
         problems.append(f"the last id ({len(types) - 1}) is an empty slot: the table should end at its last type")
+    return first_id
+
+
+def _mask_problems(d: Dialect, first_id: dict[str, int], problems: list[str]) -> None:
+    """The type mask must cover every id and leave the header flag bits the dialect writes alone."""
     mask = d.type_mask
     if not isinstance(mask, int) or not 0 < mask <= 0xFFFFFFFF or mask & (mask + 1):
         problems.append(f"type_mask {mask!r} is not a mask of the low bits of a u32 (0xFF, 0xFFFF, 0xFFFFFFFF ...)")
-    else:
-        if len(types) > mask + 1:
-            problems.append(f"{len(types)} types need ids up to {len(types) - 1}, beyond type_mask 0x{mask:x}")
-        written = [
-            (f"int_format={d.int_format}", FLAG_64, d.int_format in (IntFormat.AUTO, IntFormat.FLAG64)),
-            (f"float_format={d.float_format}", FLAG_64, d.float_format in (FloatFormat.AUTO, FloatFormat.FLAG64)),
-            ("real_is_double", FLAG_64, d.real_is_double),
-            ("object_format=engine", FLAG_64, d.object_format == ObjectFormat.ENGINE and "Object" in first_id),
-            ("typed_arrays", _TYPED_ARRAY_BITS, d.typed_arrays),
-            ("typed_dictionaries", _TYPED_DICTIONARY_BITS, d.typed_dictionaries),
-        ]
-        clashes = [switch for switch, bits, on in written if on and mask & bits]
-        if clashes:
-            problems.append(f"{', '.join(clashes)} set header flag bits that type_mask 0x{mask:x} reads as part "
-                            "of the type id: the dialect could not read its own bytes")
+        return
+    if len(d.types) > mask + 1:
+        problems.append(f"{len(d.types)} types need ids up to {len(d.types) - 1}, beyond type_mask 0x{mask:x}")
+    written = [
+        (f"int_format={d.int_format}", FLAG_64, d.int_format in (IntFormat.AUTO, IntFormat.FLAG64)),
+        (f"float_format={d.float_format}", FLAG_64, d.float_format in (FloatFormat.AUTO, FloatFormat.FLAG64)),
+        ("real_is_double", FLAG_64, d.real_is_double),
+        ("object_format=engine", FLAG_64, d.object_format == ObjectFormat.ENGINE and "Object" in first_id),
+        ("typed_arrays", _TYPED_ARRAY_BITS, d.typed_arrays),
+        ("typed_dictionaries", _TYPED_DICTIONARY_BITS, d.typed_dictionaries),
+    ]
+    clashes = [switch for switch, bits, on in written if on and mask & bits]
+    if clashes:
+        problems.append(f"{', '.join(clashes)} set header flag bits that type_mask 0x{mask:x} reads as part "
+                        "of the type id: the dialect could not read its own bytes")
+
+
+def _value_problems(d: Dialect, problems: list[str]) -> None:
+    """Fields that take a few values only."""
     if d.real_is_double and not d.math_flag_64:
         problems.append("real_is_double writes math types with the 64-bit flag, which math_flag_64=False ignores")
     if d.int64_array_count_size not in (4, 8):
@@ -278,6 +296,10 @@ def _problems(d: Dialect) -> list[str]:
         problems.append(f"prior is {d.prior!r}, not a weight in (0, 1]")
     if d.text_version is not None and not (isinstance(d.text_version, str) and d.text_version[:2] in ("3.", "4.")):
         problems.append(f"text_version is {d.text_version!r}, not None or a 3.x/4.x version such as '4.5'")
+
+
+def _name_problems(d: Dialect, first_id: dict[str, int], problems: list[str]) -> None:
+    """Renames must be of the dialect's own types, and no two types may share a name."""
     for name, native in d.native_names.items():
         if name not in first_id:
             problems.append(f"native_names renames {name!r}, which is not in types")
@@ -289,7 +311,6 @@ def _problems(d: Dialect) -> list[str]:
         if native in named:
             problems.append(f"{named[native]!r} and {name!r} are both called {native!r}")
         named.setdefault(native, name)
-    return problems
 
 
 _REGISTRY: dict[str, Dialect] = {}
