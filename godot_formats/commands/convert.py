@@ -263,7 +263,7 @@ def _payloads(data: bytes, source: str, framing: str, allow_objects: bool) -> tu
 
 
 def _reads_all(payloads: list[bytes], dialect: str, allow_objects: bool) -> bool:
-    from .. import decode
+    from ..api import decode
 
     for blob in payloads:
         try:

@@ -119,7 +119,7 @@ def parse_values(raw: bytes, source_format: str, dialect: str, name: str = "") -
 
 
 def encode_values(values: list[Any], dialect: str, framing: str, full_objects: bool) -> bytes:
-    from .. import dumps
+    from ..api import dumps
 
     if len(values) > 1 and framing != "store_var":
         raise GodotFormatsError(f"{len(values)} values: give --framing store_var to write them as store_var "
