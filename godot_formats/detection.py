@@ -14,11 +14,19 @@ test catches every version marker at once:
 
 Bytes that several versions write identically (a bare int, a short string) are reported
 as ambiguous instead of guessed: :func:`is_ambiguous`, and ``Candidate.ambiguous``.
+
+Godot 2 is tried too, although :func:`~godot_formats.dialects.dialect_names` leaves it
+out (``UNLISTED_ENGINES``).  Its ids 0-14 are Godot 3's, byte for byte, and it never sets a
+header flag, so most small Godot 3 blobs are Godot 2 blobs as well.  It therefore counts
+as one more reading only where it reads *the same value* as an engine version that fits
+as well (then the bytes are ambiguous, as for Godot 3 and 4); where such a version reads
+another value, that version wins, Godot 2 data being the rarer guess; and where no listed
+version fits as well (an Image, an InputEvent, a Dictionary with id 20, a "shared"
+Array), Godot 2 wins.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -28,26 +36,30 @@ import attrs
 from .codec import Encoder
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import GodotFormatsError
+from .framing import join_frames, split_frames
 from .keys import same_value
 
-__all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "PRIOR"]
+__all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "PRIOR", "UNLISTED_ENGINES"]
 
 #: Order among candidates that fit equally well, and each dialect's weight when it is only
 #: *as* good as a more common sibling (a 4.3 blob is also a valid 4.4 blob, but the
 #: distinguishing feature of 3.0.x or of a double build must be seen to be believed).
+#: The weights and siblings are the dialects' own (``Dialect.prior``, ``Dialect.sibling``).
 PRIOR: dict[str, float] = {
-    "godot4": 1.0, "godot4.3": 0.97, "godot4.0": 0.96, "godot3": 1.0, "godot3.0": 0.9, "godot4-double": 0.9,
+    name: get_dialect(name).prior for name in ("godot4", "godot4.3", "godot4.0", "godot3", "godot3.0", "godot4-double")
 }
 #: The more common dialect each one is indistinguishable from when its marker is absent.
-SIBLING_OF = {"godot4.3": "godot4", "godot4.0": "godot4", "godot4-double": "godot4", "godot3.0": "godot3"}
+SIBLING_OF = {name: sibling for name in PRIOR if (sibling := get_dialect(name).sibling) is not None}
+#: Engine dialects registered unlisted (``dialect_names()`` leaves them out: without their
+#: markers their bytes are a listed version's) that detect() still tries, after the listed ones.
+UNLISTED_ENGINES = ("godot2",)
 
 SCORE_REPRODUCES = 1.0   # decodes completely and re-encodes to the same bytes
 SCORE_COMPLETE = 0.6     # decodes completely, but this version would write other bytes
 SCORE_TRAILING = 0.2     # decodes, with bytes left over
 DOCUMENTED_WEIGHT = 0.95  # documented dialects describe pages, not engines: an engine that fits as well wins
 TIE = 0.11               # candidates this close to the best fit as well (priors aside)
-
-_u32 = struct.Struct("<I")
+DEFERRED_WEIGHT = 0.5    # an unlisted engine's reading when a listed one fits as well and reads another value
 
 
 @attrs.frozen
@@ -80,24 +92,12 @@ def split_store_var(data: bytes | bytearray | memoryview) -> list[bytes] | None:
     Returns None unless the records tile the blob exactly (one record, or several
     ``store_var`` calls in a row, as save files often do).
     """
-    buf = bytes(data)
-    end = len(buf)
-    pos = 0
-    records: list[bytes] = []
-    while pos < end:
-        if end - pos < 8:
-            return None
-        size = _u32.unpack_from(buf, pos)[0]
-        if size < 4 or size > end - pos - 4:
-            return None
-        records.append(buf[pos + 4:pos + 4 + size])
-        pos += 4 + size
-    return records or None
+    return split_frames(data)
 
 
 def frame_store_var(payloads: Sequence[bytes]) -> bytes:
     """``store_var`` framing: each payload preceded by its length as a u32 LE."""
-    return b"".join(_u32.pack(len(p)) + p for p in payloads)
+    return join_frames(payloads)
 
 
 class _MarkedPadding(Encoder):
@@ -187,13 +187,15 @@ def _same_values(a: _Trial, b: _Trial) -> bool:
 def detect(data: bytes | bytearray | memoryview, *, include_documented: bool = False) -> list[Candidate]:
     """Rank the dialects that could have written ``data``, best first.
 
-    Every engine dialect is tried (documented ``docs-*`` dialects too with
+    Every engine dialect is tried (the unlisted ``godot2`` too, ranked as the module
+    docstring says; documented ``docs-*`` dialects too with
     ``include_documented=True``), on the raw bytes and, when a ``store_var`` length
     prefix matches, on the payload after it.  Dialects that do not decode the bytes
     at all are listed last with confidence 0 and the error as the reason.
     """
     blob = bytes(data)
     dialects = [d for d in (get_dialect(n) for n in dialect_names()) if d.engine or include_documented]
+    dialects += [d for d in map(get_dialect, UNLISTED_ENGINES) if d not in dialects]
     cache: dict[tuple[str, bool], tuple[list[tuple[Any, int]], str | None]] = {}
     trials = [_try(d, False, [blob], cache) for d in dialects]
     records = split_store_var(blob)
@@ -204,32 +206,83 @@ def detect(data: bytes | bytearray | memoryview, *, include_documented: bool = F
     return _rank(trials, records)
 
 
+def _is_unlisted(trial: _Trial) -> bool:
+    return trial.dialect.name in UNLISTED_ENGINES
+
+
 def _weight(trial: _Trial, by_key: dict[tuple[str, bool], _Trial]) -> tuple[float, str]:
     """The trial's score after priors, and a note on what it is equivalent to."""
     d = trial.dialect
     if not d.engine:
         return trial.score * DOCUMENTED_WEIGHT, "a documented dialect (follows a documentation page, not an engine)"
-    sibling = SIBLING_OF.get(d.name)
+    sibling = d.sibling
     if sibling is not None and trial.score == SCORE_REPRODUCES:
         other = by_key.get((sibling, trial.framed))
         if other is not None and other.score == SCORE_REPRODUCES:
-            return trial.score * PRIOR.get(d.name, 1.0), f"{sibling} writes the same bytes"
+            return trial.score * d.prior, f"{sibling} writes the same bytes"
     return trial.score, ""
+
+
+_Weighted = tuple[_Trial, float, str]
+
+
+def _fitting(weighted: list[_Weighted]) -> list[_Weighted]:
+    """The complete readings as good as the best one (``weighted`` is sorted best first)."""
+    best = weighted[0][1] if weighted else 0.0
+    return [item for item in weighted if best > 0 and item[1] >= best - TIE and item[0].complete]
+
+
+def _defer_unlisted(weighted: list[_Weighted]) -> list[_Weighted]:
+    """Unlisted engine readings that a listed version contradicts, fitting as well, move down.
+
+    A Godot 2 reading of bytes that Godot 3 (or 4) reads just as well but as another value is
+    possible, never evidence: most such bytes are the listed version's, as they were before
+    Godot 2 was tried.  The same value read by both stays a reading of its own (ambiguous).
+    """
+    top = _fitting(weighted)
+    listed = [tr for tr, _, _ in top if tr.dialect.engine and not _is_unlisted(tr)]
+    if not listed:
+        return weighted
+    out = []
+    for tr, score, note in weighted:
+        if _is_unlisted(tr) and any(tr is item[0] for item in top) and not any(
+                o.framed == tr.framed and _same_values(o, tr) for o in listed):
+            rival = listed[0]
+            score *= DEFERRED_WEIGHT
+            note = (f"{rival.dialect.name}{' (framed)' if rival.framed != tr.framed else ''} fits as well and "
+                    f"reads another value: {tr.dialect.name} is only chosen where no listed version fits as well")
+        out.append((tr, score, note))
+    return out
+
+
+def _ambiguity_note(trial: _Trial, others: list[_Trial]) -> str:
+    """Who else fits as well, and whether they read what ``trial`` reads."""
+    def label(o: _Trial) -> str:
+        return o.dialect.name + (" (framed)" if o.framed != trial.framed else "")
+
+    agree = [_same_values(trial, o) for o in others]
+    same = [label(o) for o, a in zip(others, agree) if a]
+    other = [label(o) for o, a in zip(others, agree) if not a]
+    groups = [f"{', '.join(names)} {'reads' if len(names) == 1 else 'read'} {what}"
+              for names, what in ((same, "the same value"), (other, "it differently")) if names]
+    if len(groups) == 1:
+        return f"ambiguous: {groups[0]} and {'fits' if len(others) == 1 else 'fit'} just as well"
+    return f"ambiguous: {groups[0]}, {groups[1]}; all fit just as well"
 
 
 def _rank(trials: list[_Trial], records: list[bytes] | None) -> list[Candidate]:
     by_key = {(tr.dialect.name, tr.framed): tr for tr in trials}
     weighted = [(tr, *_weight(tr, by_key)) for tr in trials]
-    order = list(PRIOR)
+    order = [*PRIOR, *UNLISTED_ENGINES]
 
-    def sort_key(item: tuple[_Trial, float, str]) -> tuple[float, bool, int, str]:
+    def sort_key(item: _Weighted) -> tuple[float, bool, int, str]:
         tr, score, _ = item
         name = tr.dialect.name
         return (-score, tr.framed, order.index(name) if name in order else len(order), name)
 
     weighted.sort(key=sort_key)
-    best = weighted[0][1] if weighted else 0.0
-    top = [item for item in weighted if best > 0 and item[1] >= best - TIE and item[0].complete]
+    weighted = sorted(_defer_unlisted(weighted), key=sort_key)
+    top = _fitting(weighted)
     readings = {(tr.dialect.major, tr.framed) for tr, _, _ in top if tr.dialect.engine}
     ambiguous = len(readings) > 1
     best_per_reading: dict[tuple[int, bool], tuple[_Trial, float, str]] = {}
@@ -246,11 +299,7 @@ def _rank(trials: list[_Trial], records: list[bytes] | None) -> list[Candidate]:
         if in_top:
             others = [o for o, _, _ in best_per_reading.values()
                       if (o.dialect.major, o.framed) != (tr.dialect.major, tr.framed)]
-            names = ", ".join(o.dialect.name + (" (framed)" if o.framed != tr.framed else "") for o in others)
-            same = all(_same_values(tr, o) for o in others)
-            parts.append(f"ambiguous: {names} {'reads' if len(others) == 1 else 'read'} "
-                         f"{'the same value' if same else 'it differently'} and {'fits' if len(others) == 1 else 'fit'}"
-                         " just as well")
+            parts.append(_ambiguity_note(tr, others))
         out.append(Candidate(tr.dialect.name, round(max(confidence, 0.0), 4), tr.complete, tr.framed,
                              "; ".join(parts), in_top))
     return out

@@ -24,7 +24,6 @@ import base64
 import binascii
 import hashlib
 import os
-import struct
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, Union
@@ -34,12 +33,12 @@ import attrs
 from .base64form import sniff_base64
 from .codec import DEFAULT_MAX_DEPTH, decoder_for, encoder_for
 from .conversion import convert_value
-from .detection import PRIOR, detect, frame_store_var
+from .detection import PRIOR, UNLISTED_ENGINES, detect
 from .dialects import Dialect, get_dialect
 from .errors import DecodeError, EncodeError, Loss
 from .files import write_atomic
+from .framing import PREFIX_SIZE, Frame, FramingError, join_frames, scan_frames
 from .keys import same_value
-from .stream import FramingError
 
 __all__ = ["SaveFile", "Record", "open", "AmbiguousDialectError", "DEFAULT_MAX_FILE_SIZE"]
 
@@ -48,7 +47,6 @@ __all__ = ["SaveFile", "Record", "open", "AmbiguousDialectError", "DEFAULT_MAX_F
 DEFAULT_MAX_FILE_SIZE = 1 << 30
 
 FileLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
-_PREFIX = {"little": struct.Struct("<I"), "big": struct.Struct(">I")}
 
 
 class AmbiguousDialectError(DecodeError):
@@ -177,7 +175,7 @@ class SaveFile:
                 from .project_settings import EcfgInfo
                 settings = _info_from_json(EcfgInfo, header["settings"])
             byteorder = header.get("byteorder", "little")
-            if byteorder not in _PREFIX:
+            if byteorder not in ("little", "big"):
                 raise ValueError(f"byteorder {byteorder!r}")
             slack = [bytes.fromhex(h) for h in header.get("slack", [])]
         except (KeyError, ValueError, TypeError, binascii.Error) as e:
@@ -279,8 +277,7 @@ class SaveFile:
                     blob = record.payload  # unchanged: its slack too
             blobs.append(blob)
         if self.container == "store_var":
-            prefix = _PREFIX[self.byteorder]
-            return b"".join(prefix.pack(len(b)) + b for b in blobs)
+            return join_frames(blobs, self.byteorder)
         if self.container == "base64":
             return base64.b64encode(blobs[0])
         return blobs[0]
@@ -438,99 +435,139 @@ def _mode_id(mode: str | int) -> int:
     raise ValueError(f"unknown compression mode {mode!r}; one of {', '.join(m.name for m in MODES)}")
 
 
+def _records(data: bytes, frames: list[Frame]) -> list[Record]:
+    return [Record(pos, data[pos + PREFIX_SIZE:pos + PREFIX_SIZE + size], size) for pos, size in frames]
+
+
 def _frames(data: bytes, byteorder: str) -> list[Record] | None:
     """The records when ``store_var`` frames tile ``data`` exactly, else None."""
-    prefix = _PREFIX[byteorder]
-    pos, end = 0, len(data)
-    records = []
-    while pos < end:
-        if end - pos < 8:
-            return None
-        size = prefix.unpack_from(data, pos)[0]
-        if size < 4 or size > end - pos - 4:
-            return None
-        records.append(Record(pos, data[pos + 4:pos + 4 + size], size))
-        pos += 4 + size
-    return records or None
+    frames, broken = scan_frames(data, byteorder)
+    return None if broken is not None else _records(data, frames)
 
 
 def _damage(data: bytes, byteorder: str) -> tuple[list[Record], FramingError]:
     """Where ``store_var`` framing breaks: the intact records before it, and the cause."""
-    prefix = _PREFIX[byteorder]
-    pos, end = 0, len(data)
-    records: list[Record] = []
-    while True:
-        k = len(records) + 1
-        if end - pos < 4:
-            return records, FramingError(pos, f"record {k}: the data ends {end - pos} byte(s) into its 4-byte "
-                                              f"length (file cut at byte {end})")
-        size = prefix.unpack_from(data, pos)[0]
-        if size < 4:
-            return records, FramingError(pos, f"record {k}: a frame of {size} bytes cannot hold a value")
-        if size > end - pos - 4:
-            return records, FramingError(pos, f"record {k}: frame of {size} bytes is cut after {end - pos - 4} "
-                                              f"byte(s) (the data ends at byte {end})")
-        records.append(Record(pos, data[pos + 4:pos + 4 + size], size))
-        pos += 4 + size
+    frames, broken = scan_frames(data, byteorder)
+    assert broken is not None, "only asked about data whose frames do not tile it"
+    return _records(data, frames), broken
+
+
+@attrs.frozen
+class _Opening:
+    """What one :func:`open` knows besides the records: the layers every SaveFile it returns carries."""
+
+    raw: bytes
+    data: bytes
+    path: Path | None
+    dialect: str | Dialect | None
+    allow_objects: bool
+    encryption: Any
+    compression: Any
+    use_key: bytes | None
+
+    @property
+    def prefer(self) -> int | None:
+        """The container's own engine version: an encrypted file says which engine wrote it."""
+        return self.encryption.version if self.encryption is not None else None
+
+    def layers_only(self, values: list[Any], container: str) -> SaveFile:
+        """A file whose layers hold no Variant (nothing, or ``ConfigFile`` text): its dialect is the container's."""
+        d = get_dialect(self.dialect) if self.dialect is not None else get_dialect(f"godot{self.prefer or 4}")
+        return SaveFile(values, d, container, encryption=self.encryption, compression=self.compression,
+                        path=self.path, raw=self.raw, plaintext=self.data, key=self.use_key)
+
+    def one_value(self, bare: tuple[Dialect, Any, int], container: str) -> SaveFile:
+        d, value, end = bare
+        return SaveFile([value], d, container, encryption=self.encryption, compression=self.compression,
+                        allow_objects=self.allow_objects, path=self.path, raw=self.raw, plaintext=self.data,
+                        records=[Record(0, self.data, end)], key=self.use_key)
 
 
 def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, dialect: str | Dialect | None,
                    allow_objects: bool, encryption: Any, compression: Any, use_key: bytes | None,
                    salvage: bool) -> SaveFile:
-    prefer = encryption.version if encryption is not None else None
-    if not data and (encryption is not None or compression is not None):
-        # Opened for writing and closed: a container of nothing, no record in it.
-        d = get_dialect(dialect) if dialect is not None else get_dialect(f"godot{prefer or 4}")
-        return SaveFile([], d, "store_var", encryption=encryption, compression=compression, path=path,
-                        raw=raw, plaintext=data, key=use_key)
-    text = _config_text(data) if (encryption is not None or compression is not None) else None
-    if text is not None:
-        d = get_dialect(dialect) if dialect is not None else get_dialect(f"godot{prefer or 4}")
-        return SaveFile([text], d, "text", encryption=encryption, compression=compression, path=path,
-                        raw=raw, plaintext=data, key=use_key)
-    if isinstance(compression, BareStream):
-        # One var_to_bytes value; FastLZ gives at least 16 bytes (the engine pads shorter input), so bytes
-        # after the value are the padding: read as the engine's decompress(buffer_size) would.
-        bare = _bare_value(data, dialect, allow_objects, trailing=True)
-        if bare is None:
-            raise DecodeError(0, "the decompressed stream holds no value in any engine version")
-        return SaveFile([bare[1]], bare[0], "var_to_bytes", compression=compression, allow_objects=allow_objects,
-                        path=path, raw=raw, plaintext=data, records=[Record(0, data, bare[2])], key=use_key)
-    byteorder = "little"
-    records = None if container == "base64" else _frames(data, "little")
-    if records is None and container != "base64":
-        records = _frames(data, "big")
-        if records is not None:
-            byteorder = "big"
+    at = _Opening(raw, data, path, dialect, allow_objects, encryption, compression, use_key)
+    early = _open_without_records(at)
+    if early is not None:
+        return early
+    records, byteorder = _framing_of(data, container)
     damage = None
     if records is None:
         bare = _bare_value(data, dialect, allow_objects)
         if bare is not None:
-            d, value, _ = bare
-            container = "var_to_bytes" if container != "base64" else container
-            return SaveFile([value], d, container, encryption=encryption, compression=compression,
-                            allow_objects=allow_objects, path=path, raw=raw, plaintext=data,
-                            records=[Record(0, data, len(data))], key=use_key)
-        if container == "base64":
-            raise DecodeError(0, "base64 text that holds no complete value")
-        intact, damage = _damage(data, "little")
-        if not intact or not salvage:
-            if intact:
-                raise FramingError(damage.offset, f"{damage.reason}; records 1 to {len(intact)} are intact "
-                                                  "(salvage=True, --salvage on the command line, keeps them)")
-            raise damage
-        records = intact
+            return at.one_value(bare, container if container == "base64" else "var_to_bytes")
+        records, damage = _intact_records(data, container, salvage)
+    return _open_records(at, records, byteorder, damage, container)
+
+
+def _open_without_records(at: _Opening) -> SaveFile | None:
+    """The files that are not ``store_var`` records: an empty container, ``ConfigFile`` text, a bare stream."""
+    layered = at.encryption is not None or at.compression is not None
+    if not at.data and layered:
+        # Opened for writing and closed: a container of nothing, no record in it.
+        return at.layers_only([], "store_var")
+    text = _config_text(at.data) if layered else None
+    if text is not None:
+        return at.layers_only([text], "text")
+    if isinstance(at.compression, BareStream):
+        # One var_to_bytes value; FastLZ gives at least 16 bytes (the engine pads shorter input), so bytes
+        # after the value are the padding: read as the engine's decompress(buffer_size) would.
+        bare = _bare_value(at.data, at.dialect, at.allow_objects, trailing=True)
+        if bare is None:
+            raise DecodeError(0, "the decompressed stream holds no value in any engine version")
+        return at.one_value(bare, "var_to_bytes")
+    return None
+
+
+def _framing_of(data: bytes, container: str) -> tuple[list[Record] | None, str]:
+    """The records and their byte order, when ``store_var`` frames tile the data in either order."""
+    if container != "base64":  # base64 text holds one var_to_bytes value
+        for byteorder in ("little", "big"):
+            records = _frames(data, byteorder)
+            if records is not None:
+                return records, byteorder
+    return None, "little"
+
+
+def _intact_records(data: bytes, container: str, salvage: bool) -> tuple[list[Record], FramingError]:
+    """A damaged file's records before the damage, when ``salvage`` asks for them; else the error."""
+    if container == "base64":
+        raise DecodeError(0, "base64 text that holds no complete value")
+    intact, damage = _damage(data, "little")
+    if intact and salvage:
+        return intact, damage
+    if intact:
+        raise FramingError(damage.offset, f"{damage.reason}; records 1 to {len(intact)} are intact "
+                                          "(salvage=True, --salvage on the command line, keeps them)")
+    raise damage
+
+
+def _open_records(at: _Opening, records: list[Record], byteorder: str, damage: FramingError | None,
+                  container: str) -> SaveFile:
     try:
-        chosen = _choose_dialect([r.payload for r in records], dialect, allow_objects, prefer)
+        chosen = _choose_dialect([r.payload for r in records], at.dialect, at.allow_objects, at.prefer)
     except AmbiguousDialectError:
         raise
     except DecodeError:
-        bare = None if damage is not None else _bare_value(data, dialect, allow_objects)
+        bare = None if damage is not None else _bare_value(at.data, at.dialect, at.allow_objects)
         if bare is None:
             raise
-        return SaveFile([bare[1]], bare[0], "var_to_bytes", encryption=encryption, compression=compression,
-                        allow_objects=allow_objects, path=path, raw=raw, plaintext=data,
-                        records=[Record(0, data, len(data))], key=use_key)
+        return at.one_value(bare, "var_to_bytes")
+    values = _decode_records(records, chosen, at.allow_objects)
+    if damage is None and container != "base64" and any(r.value_end != len(r.payload) for r in records):
+        # Frames that only read with slack lose to a complete reading of the whole file as one
+        # value (var_to_bytes([1, 2, 3]) starts with 28 = its length - 4, and would read as a
+        # framed float followed by 20 bytes of "slack").
+        bare = _bare_value(at.data, at.dialect, at.allow_objects)
+        if bare is not None:
+            return at.one_value(bare, "var_to_bytes")
+    return SaveFile(values, chosen, "store_var", byteorder=byteorder, encryption=at.encryption,
+                    compression=at.compression, allow_objects=at.allow_objects, path=at.path, damage=damage,
+                    raw=at.raw, plaintext=at.data, records=records, key=at.use_key)
+
+
+def _decode_records(records: list[Record], chosen: Dialect, allow_objects: bool) -> list[Any]:
+    """Each record's value; where it ends in its frame is kept, so the slack after it can be written back."""
     decoder = decoder_for(chosen, allow_objects)
     values = []
     for i, r in enumerate(records):
@@ -538,20 +575,9 @@ def _open_variants(raw: bytes, data: bytes, path: Path | None, container: str, d
             value, r.value_end = decoder.decode(r.payload)
         except DecodeError as e:
             where = f"record {i + 1} of {len(records)}: " if len(records) > 1 else ""
-            raise DecodeError(r.offset + 4 + e.offset, f"{where}{e.reason}") from None
+            raise DecodeError(r.offset + PREFIX_SIZE + e.offset, f"{where}{e.reason}") from None
         values.append(value)
-    if damage is None and container != "base64" and any(r.value_end != len(r.payload) for r in records):
-        # Frames that only read with slack lose to a complete reading of the whole file as one
-        # value (var_to_bytes([1, 2, 3]) starts with 28 = its length - 4, and would read as a
-        # framed float followed by 20 bytes of "slack").
-        bare = _bare_value(data, dialect, allow_objects)
-        if bare is not None:
-            return SaveFile([bare[1]], bare[0], "var_to_bytes", encryption=encryption, compression=compression,
-                            allow_objects=allow_objects, path=path, raw=raw, plaintext=data,
-                            records=[Record(0, data, len(data))], key=use_key)
-    return SaveFile(values, chosen, "store_var", byteorder=byteorder, encryption=encryption,
-                    compression=compression, allow_objects=allow_objects, path=path, damage=damage,
-                    raw=raw, plaintext=data, records=records, key=use_key)
+    return values
 
 
 def _config_text(data: bytes) -> str | None:
@@ -597,7 +623,7 @@ def _choose_dialect(payloads: list[bytes], dialect: str | Dialect | None, allow_
     """
     if dialect is not None:
         return get_dialect(dialect)
-    candidates = [c for c in detect(frame_store_var(payloads)) if c.framed and c.complete]
+    candidates = [c for c in detect(join_frames(payloads)) if c.framed and c.complete]
     if candidates:
         return _pick([get_dialect(c.dialect) for c in candidates if c.ambiguous] or
                      [get_dialect(candidates[0].dialect)], payloads, allow_objects, prefer)
@@ -627,7 +653,8 @@ def _pick(readers: list[Dialect], payloads: list[bytes], allow_objects: bool, pr
         values = {d.name: [decoder_for(d, allow_objects).decode(p)[0] for p in payloads] for d in readers}
         if not all(len(v) == len(values[first.name]) and all(map(same_value, v, values[first.name]))
                    for v in values.values()):
-            raise AmbiguousDialectError(sorted(values))
+            # Listed versions first: an unlisted one (Godot 2) is the rarer guess, named last.
+            raise AmbiguousDialectError(sorted(values, key=lambda name: (name in UNLISTED_ENGINES, name)))
     return first
 
 

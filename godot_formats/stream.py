@@ -27,6 +27,10 @@ Two kinds of errors tell a caller whether the stream can still be used:
 or the data ends inside a frame, so where the next frame starts is unknown;
 close the connection) and a plain :class:`~godot_formats.errors.DecodeError`
 (the frame was read whole but its value is bad; the next frame can be read).
+
+The framing rules (the prefix, the limits, the errors) are those of
+:mod:`godot_formats.framing`, shared with save files and detection; this module
+is the I/O around them.
 """
 
 from __future__ import annotations
@@ -34,12 +38,25 @@ from __future__ import annotations
 import asyncio
 import io
 import socket
-import struct
-from typing import IO, Any, AsyncIterator, Callable, Iterator, Literal, Protocol, Union
+from typing import IO, Any, AsyncIterator, Callable, Iterator, Protocol, Union
 
-from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encoder_for
+from .codec import DEFAULT_MAX_DEPTH, Decoder, decoder_for, encoder_for
 from .dialects import Dialect, get_dialect
 from .errors import DecodeError, EncodeError
+from .framing import (
+    MAX_FRAME_LENGTH,
+    PREFIX_SIZE,
+    Buffer,
+    ByteOrder,
+    FramingError,
+    cut_error,
+    cut_prefix_error,
+    frame_bounds,
+    frame_value,
+    length_limit,
+    read_length,
+    read_payload,
+)
 
 __all__ = [
     "DEFAULT_MAX_PACKET_SIZE", "PREFIX_SIZE", "MAX_FRAME_LENGTH", "ByteOrder", "FramingError",
@@ -55,30 +72,7 @@ __all__ = [
 #: before a byte of it is read.  Raise it for big save files.
 DEFAULT_MAX_PACKET_SIZE = 8 * 1024 * 1024
 
-#: Bytes of the length prefix in front of every framed value.
-PREFIX_SIZE = 4
-
-#: The engine reads the prefix with ``get_32()`` into an ``int``: a length of
-#: 2**31 or more is negative there and can never be read back.
-MAX_FRAME_LENGTH = 0x7FFFFFFF
-
-ByteOrder = Literal["little", "big"]
 DialectLike = Union[str, Dialect]
-Buffer = Union[bytes, bytearray, memoryview]
-
-_PREFIX = {"little": struct.Struct("<I"), "big": struct.Struct(">I")}
-
-# Bytes read per call while filling a frame: memory grows with what actually
-# arrives, not with what a peer announced.
-_CHUNK = 64 * 1024
-
-
-class FramingError(DecodeError):
-    """The framing is broken: a length over the limit, or data that ends inside a frame.
-
-    Where the next frame would start is unknown, so nothing more can be read
-    from this stream.  ``offset`` is where the broken frame starts.
-    """
 
 
 class _Receiver(Protocol):
@@ -90,37 +84,8 @@ class _Sender(Protocol):
 
 
 # -- shared pieces -----------------------------------------------------------------
-
-
-def _prefix(byteorder: str) -> struct.Struct:
-    try:
-        return _PREFIX[byteorder]
-    except KeyError:
-        raise ValueError(f"byteorder must be 'little' or 'big', not {byteorder!r}") from None
-
-
-def _limit(max_packet_size: int, byteorder: str) -> int:
-    """Check a reader's options up front; return the effective length limit."""
-    _prefix(byteorder)
-    if max_packet_size < 0:
-        raise ValueError(f"max_packet_size must not be negative, got {max_packet_size}")
-    return min(max_packet_size, MAX_FRAME_LENGTH)
-
-
-def _frame_length(buf: Buffer, pos: int, offset: int, byteorder: str, max_packet_size: int) -> int:
-    """The length the prefix at ``buf[pos:]`` announces, refused before anything is read when too big.
-
-    ``offset`` is the prefix's position in the whole stream, for the error.
-    """
-    length: int = _prefix(byteorder).unpack_from(buf, pos)[0]
-    if length > MAX_FRAME_LENGTH:
-        raise FramingError(offset, f"frame announces {length} bytes (0x{length:08x}), a negative length "
-                                   f"for the engine, which reads it as a signed 32-bit int "
-                                   f"(wrong byteorder, or not framed data?)")
-    if length > max_packet_size:
-        raise FramingError(offset, f"frame announces {length} bytes, more than max_packet_size "
-                                   f"({max_packet_size}); refused before reading it")
-    return length
+# The framing rules (the prefix, the limits, the errors) are in .framing; what is left
+# here is decoding a frame's payload and the I/O around it.
 
 
 def _decode_payload(payload: Buffer, decoder: Decoder, base: int) -> Any:
@@ -131,45 +96,14 @@ def _decode_payload(payload: Buffer, decoder: Decoder, base: int) -> Any:
         raise DecodeError(base + e.offset, e.reason) from None
 
 
-def _cut(offset: int, length: int, got: int) -> FramingError:
-    return FramingError(offset, f"frame of {length} bytes is cut after {got} byte(s) "
-                                f"(the data ends at byte {offset + PREFIX_SIZE + got})")
-
-
-def _cut_prefix(offset: int, got: int) -> FramingError:
-    return FramingError(offset, f"the data ends inside a length prefix ({got} of {PREFIX_SIZE} bytes)")
-
-
-def _read_exactly(read: Callable[[int], bytes], n: int) -> bytes | bytearray:
-    """Up to ``n`` bytes from a blocking ``read``; fewer only when the data ends."""
-    first = read(min(n, _CHUNK)) or b""
-    if len(first) >= n:
-        return first
-    buf = bytearray(first)
-    while len(buf) < n:
-        chunk = read(min(n - len(buf), _CHUNK))
-        if not chunk:
-            break
-        buf += chunk
-    return buf
-
-
 def _read_frame(read: Callable[[int], bytes], base: int, decoder: Decoder, byteorder: str,
                 max_packet_size: int) -> tuple[Any, int]:
     """Read one frame through ``read``; return the value and the frame's size.
 
     ``EOFError`` when the data ends before the frame's first byte.
     """
-    prefix = _read_exactly(read, PREFIX_SIZE)
-    if len(prefix) < PREFIX_SIZE:
-        if not prefix:
-            raise EOFError("no more framed values")
-        raise _cut_prefix(base, len(prefix))
-    length = _frame_length(prefix, 0, base, byteorder, max_packet_size)
-    payload = _read_exactly(read, length) if length else b""
-    if len(payload) < length:
-        raise _cut(base, length, len(payload))
-    return _decode_payload(payload, decoder, base + PREFIX_SIZE), PREFIX_SIZE + length
+    payload = read_payload(read, base, byteorder, max_packet_size)
+    return _decode_payload(payload, decoder, base + PREFIX_SIZE), PREFIX_SIZE + len(payload)
 
 
 # -- bytes ---------------------------------------------------------------------------
@@ -184,17 +118,7 @@ def dumps_framed(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """The bytes of ``store_var(value)`` / ``put_var(value)``: a u32 length, then the value."""
-    return _frame(encoder_for(get_dialect(dialect), full_objects, max_depth), _prefix(byteorder), value)
-
-
-def _frame(encoder: Encoder, prefix: struct.Struct, value: Any) -> bytes:
-    out = bytearray(PREFIX_SIZE)
-    encoder.encode_into(out, value)
-    length = len(out) - PREFIX_SIZE
-    if length > MAX_FRAME_LENGTH:
-        raise EncodeError(f"encoded value is {length} bytes; a frame holds at most {MAX_FRAME_LENGTH}")
-    prefix.pack_into(out, 0, length)
-    return bytes(out)
+    return frame_value(encoder_for(get_dialect(dialect), full_objects, max_depth), value, byteorder)
 
 
 def decode_framed(
@@ -210,21 +134,12 @@ def decode_framed(
     """Decode the frame that starts at ``offset``; return ``(value, end)``, ``end`` being the next frame's offset."""
     view = data if isinstance(data, bytes) else memoryview(data).cast("B")
     decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return _decode_frame_at(view, offset, decoder, byteorder, _limit(max_packet_size, byteorder))
+    return _decode_frame_at(view, offset, decoder, byteorder, length_limit(max_packet_size, byteorder))
 
 
 def _decode_frame_at(view: bytes | memoryview, offset: int, decoder: Decoder, byteorder: str,
                      limit: int) -> tuple[Any, int]:
-    left = len(view) - offset
-    if left < PREFIX_SIZE:
-        if left <= 0:
-            raise FramingError(offset, "expected a 4-byte length prefix, no bytes left")
-        raise _cut_prefix(offset, left)
-    length = _frame_length(view, offset, offset, byteorder, limit)
-    start = offset + PREFIX_SIZE
-    end = start + length
-    if end > len(view):
-        raise _cut(offset, length, len(view) - start)
+    start, end = frame_bounds(view, offset, byteorder, limit)
     # Decoded in place, bounded by the frame, so the value cannot run into the next one.
     return decoder.decode(view, start, end)[0], end
 
@@ -262,7 +177,7 @@ def iter_framed(
     ends inside a frame raises :class:`FramingError`.
     """
     decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)  # options are checked now,
-    limit = _limit(max_packet_size, byteorder)  # not at the first next()
+    limit = length_limit(max_packet_size, byteorder)  # not at the first next()
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _iter_buffer(source, decoder, byteorder, limit)
     return _iter_file(source, decoder, byteorder, limit)
@@ -329,7 +244,7 @@ def read_framed(
     errors are file positions when the file can tell them.
     """
     decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return _read_frame(fp.read, _position(fp), decoder, byteorder, _limit(max_packet_size, byteorder))[0]
+    return _read_frame(fp.read, _position(fp), decoder, byteorder, length_limit(max_packet_size, byteorder))[0]
 
 
 # -- incremental (sans I/O) ----------------------------------------------------------
@@ -364,7 +279,7 @@ class FrameDecoder:
     ) -> None:
         self._decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
         self._byteorder = byteorder
-        self._limit = _limit(max_packet_size, byteorder)
+        self._limit = length_limit(max_packet_size, byteorder)
         self._buffer = bytearray()
         self._pos = 0  # start of the first unread frame in self._buffer
         self._consumed = 0  # stream offset of self._buffer[self._pos]
@@ -394,7 +309,7 @@ class FrameDecoder:
     def _check_length(self) -> int | None:
         if self._length is None and self.pending >= PREFIX_SIZE:
             try:
-                self._length = _frame_length(self._buffer, self._pos, self._consumed, self._byteorder, self._limit)
+                self._length = read_length(self._buffer, self._pos, self._consumed, self._byteorder, self._limit)
             except FramingError as e:
                 self._broken = e
                 self._buffer.clear()
@@ -423,8 +338,8 @@ class FrameDecoder:
             raise self._broken
         if self.pending:
             if self._length is None:
-                raise _cut_prefix(self._consumed, self.pending)
-            raise _cut(self._consumed, self._length, self.pending - PREFIX_SIZE)
+                raise cut_prefix_error(self._consumed, self.pending)
+            raise cut_error(self._consumed, self._length, self.pending - PREFIX_SIZE)
 
 
 # -- blocking sockets ----------------------------------------------------------------
@@ -447,7 +362,7 @@ def recv_value(
     the start of this frame (:class:`VariantSocket` counts from the connection's).
     """
     decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return _read_frame(sock.recv, 0, decoder, byteorder, _limit(max_packet_size, byteorder))[0]
+    return _read_frame(sock.recv, 0, decoder, byteorder, length_limit(max_packet_size, byteorder))[0]
 
 
 def send_value(
@@ -494,9 +409,8 @@ class VariantSocket:
         self.dialect = get_dialect(dialect)
         self._decoder = decoder_for(self.dialect, allow_objects, max_depth)
         self._encoder = encoder_for(self.dialect, full_objects, max_depth)
-        self._prefix = _prefix(byteorder)
         self._byteorder = byteorder
-        self._limit = _limit(max_packet_size, byteorder)
+        self._limit = length_limit(max_packet_size, byteorder)
         self.received = 0  # bytes received as whole frames
 
     @classmethod
@@ -511,7 +425,7 @@ class VariantSocket:
         return value
 
     def put_var(self, value: Any) -> int:
-        frame = _frame(self._encoder, self._prefix, value)
+        frame = frame_value(self._encoder, value, self._byteorder)
         self.socket.sendall(frame)
         return len(frame)
 
@@ -543,14 +457,14 @@ async def _read_payload_async(reader: asyncio.StreamReader, base: int, byteorder
     except asyncio.IncompleteReadError as e:
         if not e.partial:
             raise EOFError("no more framed values") from None
-        raise _cut_prefix(base, len(e.partial)) from None
-    length = _frame_length(prefix, 0, base, byteorder, max_packet_size)
+        raise cut_prefix_error(base, len(e.partial)) from None
+    length = read_length(prefix, 0, base, byteorder, max_packet_size)
     try:
         # StreamReader gathers the payload as it arrives: memory follows what
         # the peer really sent, and the length was checked against the limit.
         payload = await reader.readexactly(length)
     except asyncio.IncompleteReadError as e:
-        raise _cut(base, length, len(e.partial)) from None
+        raise cut_error(base, length, len(e.partial)) from None
     return payload
 
 
@@ -574,7 +488,7 @@ async def read_frame(
     :class:`FramingError` for a length over ``max_packet_size`` or a stream
     that ends inside a frame), but never a plain DecodeError.
     """
-    return await _read_payload_async(reader, 0, byteorder, _limit(max_packet_size, byteorder))
+    return await _read_payload_async(reader, 0, byteorder, length_limit(max_packet_size, byteorder))
 
 
 async def read_value(
@@ -594,7 +508,7 @@ async def read_value(
     Error offsets count from the start of this frame.
     """
     decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return (await _read_frame_async(reader, 0, decoder, byteorder, _limit(max_packet_size, byteorder)))[0]
+    return (await _read_frame_async(reader, 0, decoder, byteorder, length_limit(max_packet_size, byteorder)))[0]
 
 
 async def read_values(
@@ -611,7 +525,7 @@ async def read_values(
     Error offsets count from the first byte this iterator read.
     """
     decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    limit = _limit(max_packet_size, byteorder)
+    limit = length_limit(max_packet_size, byteorder)
     pos = 0
     while True:
         try:
@@ -712,7 +626,7 @@ class AsyncStreamPeer:
         self.dialect = get_dialect(dialect)
         self.big_endian = big_endian
         self.allow_objects = allow_objects
-        self._limit = _limit(max_packet_size, "little")
+        self._limit = length_limit(max_packet_size, "little")
         self.received = 0
         #: The outgoing bytes: ``put_*`` into it, then :meth:`send`.
         self.out = StreamPeerBuffer(big_endian=big_endian, dialect=self.dialect)
@@ -743,7 +657,7 @@ class AsyncStreamPeer:
     async def _counted(self, call: str, *args: Any) -> Any:
         start = self.received
         prefix = await self._exactly(PREFIX_SIZE, start)
-        length = _frame_length(prefix, 0, start, "big" if self.big_endian else "little", self._limit)
+        length = read_length(prefix, 0, start, "big" if self.big_endian else "little", self._limit)
         payload = await self._exactly(length, start) if length else b""
         return self._run(prefix + payload, start, call, *args)
 

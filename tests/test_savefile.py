@@ -92,6 +92,47 @@ def test_ambiguous_files_are_refused_unless_a_dialect_is_given() -> None:
     assert gf.open(u(8) + u(2) + u(7)).values == [7]
 
 
+def test_ambiguity_names_the_listed_versions_first() -> None:
+    """Godot 2 reads a Color as Godot 3 does (ids 0-14 are shared): it is one more reading, named last."""
+    data = u(20) + gf.dumps(gf.Color(1, 0, 0), "godot3")
+    with pytest.raises(AmbiguousDialectError) as info:
+        gf.open(data)
+    names = info.value.candidates
+    assert names[-1] == "godot2" and names.index("godot3") < names.index("godot4")
+    assert str(info.value).startswith("at byte 0: ambiguous: godot3 and ")
+    assert gf.open(data, dialect="godot2").values == [gf.Color(1, 0, 0)]
+
+
+def _godot2_engine_variants() -> list[bytes]:
+    """The Variants of an engine.cfb Godot 2.1.6 exported: "ECFG", a count, then per setting a
+    u32-length key and a u32-length ``encode_variant`` (Godot 2.1 core/globals.cpp)."""
+    record = read_jsonl(CONTAINERS / "godot2_engine_cfb.jsonl")[-1]
+    data = bytes.fromhex(record["file_hex"])
+    pos, out = 8, []
+    for _ in range(struct.unpack_from("<I", data, 4)[0]):
+        pos += 4 + struct.unpack_from("<I", data, pos)[0]
+        n = struct.unpack_from("<I", data, pos)[0]
+        out.append(data[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    return out
+
+
+@pytest.mark.parametrize("byteorder", ["little", "big"])
+def test_a_store_var_file_of_godot2_variants_opens_as_godot2(byteorder: str) -> None:
+    """Godot 2.1's ``File.store_var`` is ``store_32`` of the length, then ``encode_variant``:
+    records of the engine's own Variants (InputEvent Arrays, StringArrays) only Godot 2 reads."""
+    variants = _godot2_engine_variants()
+    prefix = struct.Struct("<I" if byteorder == "little" else ">I")
+    data = b"".join(prefix.pack(len(v)) + v for v in variants)
+    sf = gf.open(data)
+    assert (sf.dialect.name, sf.container, sf.byteorder) == ("godot2", "store_var", byteorder)
+    assert len(sf.values) == len(variants)
+    assert all(gf.dumps(v, "godot2") == blob for v, blob in zip(sf.values, variants))
+    assert sf.to_bytes()[0] == data
+    # Each record alone: those with ids 0-14 read the same in Godot 3 and 4, so "auto" reads them.
+    assert [gf.loads(blob, "auto") for blob in variants] == sf.values
+
+
 # -- gf.load / gf.dump are get_var / store_var ---------------------------------------------
 
 @pytest.mark.parametrize("engine", ["godot3", "godot4"])
@@ -121,6 +162,11 @@ def test_loads_auto_detects_or_says_ambiguous() -> None:
         assert gf.loads(blob, "auto") == gf.loads(blob, engine)
     with pytest.raises(AmbiguousDialectError):
         gf.loads(gf.dumps(gf.Color(1, 0, 0), "godot3"), "auto")
+    # An int, a String: Godot 4, 3 and 2 read the same value, so "auto" reads it.
+    for value in (7, "hi", gf.Vector3(1, 2, 3)):
+        blob = gf.dumps(value, "godot3")
+        assert {"godot2", "godot3"} <= {c.dialect for c in gf.detect(blob) if c.ambiguous}
+        assert gf.loads(blob, "auto") == value
 
 
 # -- writing: never over a file unasked, atomically ------------------------------------------
