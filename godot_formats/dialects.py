@@ -406,9 +406,10 @@ GODOT2 = register(Dialect(
     node_path_old_format=True, utf8_surrogates=True, object_script=ObjectScript.OBJECT, text_version=None,
     object_classes=3,
 ), "godot2.0", "godot2.1", listed=False)
-# Unlisted: a Godot 2 value without an Image or InputEvent (or a "shared" bit) is byte for
-# byte a Godot 3 one, so detect() would call every Godot 3 blob ambiguous; and explain,
-# text and the command line do not know its Object/Image/InputEvent yet.  Use it by name.
+# Unlisted: no Godot 2 engine runs here, so the conformance kit and the engine checks that
+# go through dialect_names() cannot cover it.  detect() still tries it, after the listed
+# versions (detection.UNLISTED_ENGINES): a reading only Godot 2 makes wins, one it shares
+# with Godot 3 (ids 0-14, no flags) is reported as ambiguous between them.
 GODOT40 = register(Dialect(
     "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES, object_script=ObjectScript.OBJECT,
     text_version="4.0", prior=0.96, sibling="godot4",
