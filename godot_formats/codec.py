@@ -26,7 +26,7 @@ from . import types as t
 from .dialects import UNSUPPORTED, Dialect
 from .errors import DecodeError, EncodeError
 from .keys import KeyRules, Memo, python_keys_agree
-from .registry import BY_NAME, Family, TypeSpec, nesting_error, spec_for
+from .registry import BY_NAME, Family, TypeSpec, is_array, is_dictionary, nesting_error, spec_for
 from .switches import FLAG_64, I32, REAL, FloatFormat, IntFormat, ObjectFormat
 from .wire import COUNT_MASK, INT32_MAX, NODE_PATH_NEW_FORMAT, PADDING, Name, pad4
 
@@ -194,7 +194,7 @@ def _string_elements_end(buf: Any, pos: int, count: int, end: int, nul: bool) ->
 
 
 def _too_deep(pos: int, max_depth: int) -> DecodeError:
-    return DecodeError(pos, f"value nested deeper than {max_depth} levels")
+    return DecodeError(pos, nesting_error(max_depth, writing=False))
 
 
 _pad4 = pad4
@@ -1082,9 +1082,9 @@ def _find_path(root: Any, target: Any, limit: int = 100_000) -> str:
         seen += 1
         if node is target:
             return path
-        if isinstance(node, (list, tuple)) and not isinstance(node, t.Components):
+        if is_array(node):
             todo.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
-        elif isinstance(node, (dict, t.Dictionary)):
+        elif is_dictionary(node):
             for k, v in reversed(list(node.items())):
                 shown = t.value_repr(k, 40)
                 todo.append((v, f"{path}[{shown}]"))

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import enum
 import operator
-import struct
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -191,16 +190,7 @@ def _permutation(fields: tuple[str, ...], columns: tuple[str, ...]) -> tuple[int
 
 pad4 = w.pad4
 
-_F32 = struct.Struct("<f")
-
-
-def float32(x: float) -> float:
-    """``x`` rounded to the nearest float32, as an engine with 32-bit reals stores it
-    (overflow becomes inf, as C's cast does)."""
-    try:
-        return float(_F32.unpack(_F32.pack(x))[0])
-    except OverflowError:
-        return float(array("f", (x,))[0])
+float32 = t.float32
 
 
 def is_float32(x: float) -> bool:
@@ -223,9 +213,11 @@ def is_container(value: Any) -> bool:
     return is_array(value) or is_dictionary(value) or isinstance(value, t.Object)
 
 
-def nesting_error(max_depth: int) -> str:
-    """The one wording of "too deep", for the encoder, the text writer and the converter."""
-    return f"value nested deeper than {max_depth} levels (a container that contains itself?)"
+def nesting_error(max_depth: int, writing: bool = True) -> str:
+    """The one wording of "too deep", for every reader and writer.  A value being written
+    that is this deep most likely contains itself, so the writers say so."""
+    hint = " (a container that contains itself?)" if writing else ""
+    return f"value nested deeper than {max_depth} levels{hint}"
 
 
 # --- builders and printers the rows share ---------------------------------------------------

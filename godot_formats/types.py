@@ -41,7 +41,7 @@ __all__ = [
     "PackedInt64Array", "PackedFloat32Array", "PackedFloat64Array",
     "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
     "PackedColorArray", "PackedVector4Array", "godot_key", "value_repr", "KeyRules", "GODOT3_KEYS",
-    "GODOT4_KEYS", "GODOT_TYPE_NAMES", "godot_type_name", "InputEvent", "Image",
+    "GODOT4_KEYS", "GODOT_TYPE_NAMES", "godot_type_name", "InputEvent", "Image",  # noqa: F822  (made on first use)
 ]
 
 def _real(default: float = 0.0) -> Any:
@@ -1104,8 +1104,16 @@ def is_nan_equal(a: Any, b: Any) -> bool:
 
 
 def float32(x: float) -> float:
-    """``x`` rounded to the nearest float32, as the engine stores a 32-bit real."""
-    return struct.unpack("<f", struct.pack("<f", x))[0]  # type: ignore[no-any-return]
+    """``x`` rounded to the nearest float32, as an engine with 32-bit reals stores it (a value
+    beyond float32's range becomes inf, as C's cast makes it).  The one float32 rounding of the
+    library: the registry, the converter and the text writer use this."""
+    try:
+        return float(_F32.unpack(_F32.pack(x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+_F32 = struct.Struct("<f")
 
 
 # --- repr without recursion ------------------------------------------------------

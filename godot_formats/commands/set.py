@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import types as t
 from ..errors import GodotFormatsError
+from ..registry import is_dictionary
 from ..tool import add_dialect_option
 from .common import add_password_options, open_for_change, save_changed
 
@@ -106,7 +107,7 @@ def _step(node: Any, kind: str, x: Any, where: str) -> tuple[Any, Any]:
         if x not in node.properties:
             raise GodotFormatsError(f"{where}: the Object ({node.class_name}) has no property {x!r}")
         return node.properties, x
-    if isinstance(node, (dict, t.Dictionary)):
+    if is_dictionary(node):
         return node, _find_key(node, kind, x)
     if isinstance(node, list):
         if kind != "index":
@@ -143,12 +144,12 @@ def run(args: argparse.Namespace) -> int:
         node = sf.values[index]
         for i, (kind, x) in enumerate(steps[:-1]):
             container, key = _step(node, kind, x, _label(steps[:i + 1]))
-            if isinstance(container, (dict, t.Dictionary)) and key not in container:
+            if is_dictionary(container) and key not in container:
                 raise GodotFormatsError(f"{_label(steps[:i + 1])}: no such key")
             node = container[key]
         container, key = _step(node, *steps[-1], label)
-        old = container[key] if (not isinstance(container, (dict, t.Dictionary)) or key in container) else None
-        added = isinstance(container, (dict, t.Dictionary)) and key not in container
+        old = container[key] if (not is_dictionary(container) or key in container) else None
+        added = is_dictionary(container) and key not in container
         try:
             container[key] = new
         except TypeError as e:
