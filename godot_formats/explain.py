@@ -26,14 +26,16 @@ from __future__ import annotations
 import functools
 import json
 import struct
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, NoReturn
 
 import attrs
 
 from .codec import COUNT_MASK, DEFAULT_MAX_DEPTH, INT32_MAX, NODE_PATH_NEW_FORMAT, Decoder
-from .dialects import FLAG_64, I32, MATH_TYPES, PACKED_TYPES, REAL, Dialect, ObjectFormat, get_dialect
+from .dialects import Dialect, ObjectFormat, get_dialect
 from .errors import DecodeError
+from .registry import BY_NAME, Family, TypeSpec, pad4
+from .switches import FLAG_64, I32, I64, REAL, U8
 
 __all__ = ["Field", "explain", "explain_fields", "format_fields", "format_lines", "MAX_INDENT_DEPTH"]
 
@@ -75,13 +77,13 @@ class _Stop(Exception):
     """Raised inside the walk after the error line has been produced."""
 
 
-def _pad4(n: int) -> int:
-    return -n & 3
-
-
 def _quote(text: str) -> str:
     shown = json.dumps(text[:TEXT_CHARS], ensure_ascii=False)
     return shown if len(text) <= TEXT_CHARS else f"{shown}… ({len(text)} characters)"
+
+
+def _bytes(n: int) -> str:
+    return f"{n} byte{'' if n == 1 else 's'}"
 
 
 def _number(x: Any) -> str:
@@ -104,6 +106,33 @@ class _Open:
     index: int = 0
 
 
+@attrs.frozen
+class _Leaf:
+    """A value without children as the decoder read it: what its family's field walker lists."""
+
+    spec: TypeSpec
+    body: int  # where its payload starts, after the header
+    end: int  # where it ends (the bytes' limit when the decoder refused it)
+    value: Any
+    error: DecodeError | None
+    depth: int
+
+    @property
+    def size(self) -> int:
+        return self.end - self.body
+
+    def reaches(self, at: int) -> bool:
+        """Whether the value has a field at ``at``.
+
+        A value the decoder read has none past its end (Godot 3's RID is its header
+        alone); one it refused is listed up to the error, but not past an error about
+        what came before ``at`` (a dialect with no RID encoding at all).
+        """
+        if self.error is None:
+            return at < self.end
+        return self.error.offset >= at
+
+
 @functools.lru_cache(maxsize=32)
 def _decoder(dialect: Dialect, allow_objects: bool, max_depth: int) -> Decoder:
     """One Decoder per options (building one builds its tables; a file of many records reuses it)."""
@@ -121,7 +150,6 @@ class _Walker:
         self.decoder = _decoder(dialect, allow_objects, max_depth)
         self.error: DecodeError | None = None
         self.end: int | None = None
-        self.at = 0  # where the scalar being described starts
 
     # -- shared pieces ------------------------------------------------------------------
 
@@ -144,6 +172,11 @@ class _Walker:
     def type_name(self, type_id: int) -> str | None:
         types = self.d.types
         return types[type_id] if type_id < len(types) and types[type_id] else None
+
+    def spec_of(self, type_id: int) -> TypeSpec | None:
+        """The registry row of a type id in this dialect, or None for an id it has no type for."""
+        name = self.type_name(type_id)
+        return None if name is None else BY_NAME[name]
 
     def string(self, pos: int, depth: int, what: str = "", padded: bool = True, what_error: str = "String",
                nul: bool = False, padding_note: str = "") -> Generator[Field, None, tuple[str, int]]:
@@ -175,42 +208,54 @@ class _Walker:
 
     # -- headers --------------------------------------------------------------------------
 
-    def describe_header(self, header: int, name: str | None) -> str:
+    def describe_header(self, header: int, spec: TypeSpec | None) -> str:
         d = self.d
         type_id = header & d.type_mask
-        if name is None:
+        if spec is None:
             return f"unknown type id {type_id} (header 0x{header:08x})"
-        text = f"{d.native_name(name)} (type {type_id})"
         flags = header & ~d.type_mask
-        notes: list[str] = []
-        used = 0
-        if name in ("int", "float") and flags & FLAG_64:
-            notes.append("64-bit")
-            used = FLAG_64
-        elif name == "Object" and d.object_format == ObjectFormat.ENGINE:
-            notes.append("as id" if flags & FLAG_64 else "full object")
-            used = FLAG_64
-        elif name == "Object" and d.object_format == ObjectFormat.DOCS4:
-            mode = "full object" if self.allow_objects else "as id"
-            notes.append(f"{mode} (this page has no flag: allow_objects decides)")
-        elif (name in MATH_TYPES and MATH_TYPES[name].component == REAL
-              or name in PACKED_TYPES and PACKED_TYPES[name][1] == REAL) and flags & FLAG_64:
-            notes.append("64-bit components (double-precision build)" if d.math_flag_64
-                         else "64-bit flag, ignored by this dialect")
-            used = FLAG_64
-        elif name == "Array" and d.typed_arrays:
-            kind = (flags >> 16) & 3
-            if kind:
-                notes.append(f"typed: element {CONTAINER_KINDS[kind]}")
-            used = 3 << 16
-        elif name == "Dictionary" and d.typed_dictionaries:
-            key, value = (flags >> 16) & 3, (flags >> 18) & 3
-            if key or value:
-                notes.append(f"typed: key {CONTAINER_KINDS[key]}, value {CONTAINER_KINDS[value]}")
-            used = 15 << 16
+        notes, used = _HEADER_FLAGS.get(spec.family, _Walker.no_flags)(self, spec, flags)
         if flags & ~used:
             notes.append(f"unused header bits 0x{flags & ~used:08x} set (ignored)")
-        return text + (f", {', '.join(notes)}" if notes else "")
+        return f"{d.native_name(spec.name)} (type {type_id})" + (f", {', '.join(notes)}" if notes else "")
+
+    # What the bits above a header's type id mean, by family: the notes, and the bits they account for.
+
+    def no_flags(self, spec: TypeSpec, flags: int) -> tuple[list[str], int]:
+        return [], 0
+
+    def wide_flags(self, spec: TypeSpec, flags: int) -> tuple[list[str], int]:
+        """int and float: bit 16 says 64 bits."""
+        return (["64-bit"] if flags & FLAG_64 else []), FLAG_64
+
+    def object_flags(self, spec: TypeSpec, flags: int) -> tuple[list[str], int]:
+        form = self.d.object_format
+        if form == ObjectFormat.ENGINE:
+            return ["as id" if flags & FLAG_64 else "full object"], FLAG_64
+        if form == ObjectFormat.DOCS4:
+            mode = "full object" if self.allow_objects else "as id"
+            return [f"{mode} (this page has no flag: allow_objects decides)"], 0
+        return [], 0
+
+    def real_flags(self, spec: TypeSpec, flags: int) -> tuple[list[str], int]:
+        """Math types and packed arrays of real_t: bit 16 says a double-precision build wrote them."""
+        if spec.component != REAL or not flags & FLAG_64:
+            return [], 0
+        return ["64-bit components (double-precision build)" if self.d.math_flag_64
+                else "64-bit flag, ignored by this dialect"], FLAG_64
+
+    def array_flags(self, spec: TypeSpec, flags: int) -> tuple[list[str], int]:
+        if not self.d.typed_arrays:
+            return [], 0
+        kind = (flags >> 16) & 3
+        return ([f"typed: element {CONTAINER_KINDS[kind]}"] if kind else []), 3 << 16
+
+    def dictionary_flags(self, spec: TypeSpec, flags: int) -> tuple[list[str], int]:
+        if not self.d.typed_dictionaries:
+            return [], 0
+        key, value = (flags >> 16) & 3, (flags >> 18) & 3
+        return ([f"typed: key {CONTAINER_KINDS[key]}, value {CONTAINER_KINDS[value]}"] if key or value else []), \
+            15 << 16
 
     def container_type(self, pos: int, kind: int, depth: int, what: str) -> Generator[Field, None, int]:
         """The type info of a typed container's element (or key, or value), by its header kind."""
@@ -238,17 +283,18 @@ class _Walker:
             if self.limit - pos < 4:
                 yield from self.fail(None, pos, depth)
             header = _u32(buf, pos)[0]
-            name = self.type_name(header & self.d.type_mask)
-            yield from self.field(pos, 4, depth, "header", label + self.describe_header(header, name))
+            spec = self.spec_of(header & self.d.type_mask)
+            yield from self.field(pos, 4, depth, "header", label + self.describe_header(header, spec))
+            family = None if spec is None else spec.family
             opened: _Open | None = None
-            if name == "Array":
+            if family is Family.ARRAY:
                 pos, opened = yield from self.open_array(pos, header, depth)
-            elif name == "Dictionary":
+            elif family is Family.DICTIONARY:
                 pos, opened = yield from self.open_dictionary(pos, header, depth)
-            elif name == "Object" and not self.object_as_id(header):
+            elif family is Family.OBJECT and not self.object_as_id(header):
                 pos, opened = yield from self.open_object(pos, depth)
             else:
-                pos = yield from self.leaf(pos, header, name or "", depth)
+                pos = yield from self.leaf(pos, spec, depth)
             if opened is not None and opened.count:
                 stack.append(opened)
             # Find the next value: the next child of the innermost unfinished container.
@@ -268,8 +314,11 @@ class _Walker:
                 return pos
 
     def object_as_id(self, header: int) -> bool:
+        """Whether an Object header starts a leaf: its id, or (Godot 2) nothing at all."""
         form = self.d.object_format
-        return bool(header & FLAG_64) if form == ObjectFormat.ENGINE else not self.allow_objects
+        if form == ObjectFormat.ENGINE:
+            return bool(header & FLAG_64)
+        return form == ObjectFormat.HEADER or not self.allow_objects
 
     def count(self, pos: int, depth: int, what: str) -> Generator[Field, None, int]:
         raw = self.u32(pos)
@@ -314,8 +363,11 @@ class _Walker:
         """The u32 at ``pos``, or 0 past the end (the field that holds it then reports the error)."""
         return int(_u32(self.buf, pos)[0]) if 0 <= pos <= self.limit - 4 else 0
 
-    def leaf(self, pos: int, header: int, name: str, depth: int) -> Generator[Field, None, int]:
-        """The fields of a value without children.
+    def u64(self, pos: int) -> int:
+        return int(_u64(self.buf, pos)[0]) if 0 <= pos <= self.limit - 8 else 0
+
+    def leaf(self, pos: int, spec: TypeSpec | None, depth: int) -> Generator[Field, None, int]:
+        """The fields of a value without children, by its row's family.
 
         The decoder reads the value first; when it refuses it, the same
         breakdown runs on the bytes as far as they go, so the fields before
@@ -327,51 +379,102 @@ class _Walker:
             value, end = self.decoder.decode(self.buf, pos, self.limit)
         except DecodeError as e:
             error, end = e, self.limit
-        inner = depth + 1
-        body = pos + 4
-        size = end - body
-        if name in ("String", "StringName"):
-            yield from self.string(body, inner, what_error=name)
-        elif name == "NodePath":
-            yield from self.node_path(body, inner)
-        elif name == "Signal":
-            _, at = yield from self.string(body, inner, "name ", what_error="Signal name")
-            yield from self.field(at, 8, inner, "value", f"object id: {self.u64(at)}")
-        elif name == "PackedByteArray":
-            yield from self.byte_array(body, end, inner)
-        elif name == "PackedStringArray":
-            yield from self.string_array(body, inner)
-        elif name in PACKED_TYPES:
-            yield from self.packed(name, body, end, value, inner)
-        elif error is None and name == "Object":
-            yield from self.field(body, size, inner, "value", f"object id: {self.u64(body)}"
-                                  + ("" if value is not None else " (null)"))
-        elif error is None and size:
-            self.at = body
-            yield from self.field(body, size, inner, "value", self.scalar(name, value, size))
+        if spec is not None:  # else the decoder refused the unknown type id
+            yield from _LEAF_FIELDS[spec.family](self, _Leaf(spec, pos + 4, end, value, error, depth + 1))
         if error is not None:
-            yield from self.fail(error, body, inner)
+            yield from self.fail(error, pos + 4, depth + 1)
         return end
 
-    def u64(self, pos: int) -> int:
-        return int(_u64(self.buf, pos)[0]) if 0 <= pos <= self.limit - 8 else 0
+    def no_fields(self, leaf: _Leaf) -> Iterator[Field]:
+        """Nil: the header is the whole value."""
+        return iter(())
 
-    def scalar(self, name: str, value: Any, size: int) -> str:
-        if name == "bool":
-            raw = self.u32(self.at)
-            return ("true" if value else "false") + (f" (raw {raw}: any non-zero is true)" if raw > 1 else "")
-        if name == "int":
-            return f"int{8 * size}: {value}"
-        if name == "float":
-            return f"float{8 * size}: {_number(value)}"
-        if name == "RID":
-            return f"id: {value.id}"
-        if name in MATH_TYPES:
-            row = self.d.math_type(name)
-            parts = ", ".join(_number(x) for x in row.to_wire(value))
-            width = "int32" if row.component == I32 else f"float{8 * size // row.count}"
-            return f"{self.d.native_name(name)}({parts}) [{row.count} × {width}]"
-        return repr(value)
+    def scalar_fields(self, leaf: _Leaf) -> Iterator[Field]:
+        """A value whose payload is one line: a bool, an int, a float or a math type."""
+        if leaf.error is None and leaf.size:
+            yield from self.field(leaf.body, leaf.size, leaf.depth, "value", self.scalar(leaf))
+
+    def scalar(self, leaf: _Leaf) -> str:
+        return _SCALAR_TEXT[leaf.spec.family](self, leaf)
+
+    def bool_text(self, leaf: _Leaf) -> str:
+        raw = self.u32(leaf.body)
+        return ("true" if leaf.value else "false") + (f" (raw {raw}: any non-zero is true)" if raw > 1 else "")
+
+    def int_text(self, leaf: _Leaf) -> str:
+        return f"int{8 * leaf.size}: {leaf.value}"
+
+    def float_text(self, leaf: _Leaf) -> str:
+        return f"float{8 * leaf.size}: {_number(leaf.value)}"
+
+    def math_text(self, leaf: _Leaf) -> str:
+        name = leaf.spec.name
+        row = self.d.math_type(name)  # the dialect's order: a documentation page writes a Basis by columns
+        parts = ", ".join(_number(x) for x in row.to_wire(leaf.value))
+        width = "int32" if row.component == I32 else f"float{8 * leaf.size // row.count}"
+        return f"{self.d.native_name(name)}({parts}) [{row.count} × {width}]"
+
+    def text_fields(self, leaf: _Leaf) -> Iterator[Field]:
+        yield from self.string(leaf.body, leaf.depth, what_error=leaf.spec.name)
+
+    def node_path_fields(self, leaf: _Leaf) -> Iterator[Field]:
+        yield from self.node_path(leaf.body, leaf.depth)
+
+    def packed_fields(self, leaf: _Leaf) -> Iterator[Field]:
+        if leaf.spec.component == U8:
+            yield from self.byte_array(leaf.body, leaf.end, leaf.depth)
+        else:
+            yield from self.packed(leaf)
+
+    def strings_fields(self, leaf: _Leaf) -> Iterator[Field]:
+        yield from self.string_array(leaf.body, leaf.depth)
+
+    def object_fields(self, leaf: _Leaf) -> Iterator[Field]:
+        """An Object in its id form (walk opens a full one)."""
+        if leaf.error is not None:
+            return
+        if self.d.object_format == ObjectFormat.HEADER:
+            yield Field(leaf.body, 0, leaf.depth, "value", "no payload: Godot 2 writes an Object as its type header "
+                                                           "alone (read as null)")
+            return
+        yield from self.field(leaf.body, leaf.size, leaf.depth, "value", f"object id: {self.u64(leaf.body)}"
+                              + ("" if leaf.value is not None else " (null)"))
+
+    def record_fields(self, leaf: _Leaf) -> Generator[Field, None, None]:
+        """A record's fields in its row's ``layout``, one line each, as far as the bytes go."""
+        at = leaf.body
+        for label, kind in leaf.spec.layout:
+            if not leaf.reaches(at):
+                break
+            at = yield from _RECORD_KINDS[kind](self, leaf, label, at)
+
+    def record_u32(self, leaf: _Leaf, label: str, at: int) -> Generator[Field, None, int]:
+        yield from self.field(at, 4, leaf.depth, "value", f"{label}: {self.u32(at)}")
+        return at + 4
+
+    def record_u64(self, leaf: _Leaf, label: str, at: int) -> Generator[Field, None, int]:
+        yield from self.field(at, 8, leaf.depth, "value", f"{label}: {self.u64(at)}")
+        return at + 8
+
+    def record_text(self, leaf: _Leaf, label: str, at: int) -> Generator[Field, None, int]:
+        _, stop = yield from self.string(at, leaf.depth, f"{label} ", what_error=f"{leaf.spec.name} {label}")
+        return stop
+
+    def record_bytes(self, leaf: _Leaf, label: str, at: int) -> Generator[Field, None, int]:
+        """A u32 length, the bytes and their padding (which, at the very end, the engines do not require)."""
+        n = self.u32(at)
+        yield from self.field(at, 4, leaf.depth, "length", f"{label} length: {_bytes(n)}")
+        if n:
+            yield from self.field(at + 4, n, leaf.depth, "value", f"{label}: {_bytes(n)}")
+        return (yield from self.end_padding(at + 4 + n, n, leaf.end, leaf.depth))
+
+    def record_words(self, leaf: _Leaf, label: str, at: int) -> Generator[Field, None, int]:
+        """u32 words up to the value's end (how many, the decoder decided)."""
+        i = 0
+        while at < leaf.end:
+            yield from self.field(at, 4, leaf.depth, "value", f"{label} [{i}]: {self.u32(at)}")
+            at, i = at + 4, i + 1
+        return at
 
     def node_path(self, pos: int, depth: int) -> Iterator[Field]:
         first = self.u32(pos)
@@ -409,11 +512,16 @@ class _Walker:
             yield from self.field(at, len(chunk), depth, "value", f"bytes {first}-{first + len(chunk) - 1}")
             at += len(chunk)
             shown += 1
+        yield from self.end_padding(stop, n, end, depth)
+
+    def end_padding(self, stop: int, n: int, end: int, depth: int) -> Generator[Field, None, int]:
+        """The padding after ``n`` bytes of data that end at ``stop``, in a value that ends at ``end``."""
         if end > stop:
             yield from self.padding(stop, end - stop, depth)
-        elif _pad4(n):
-            yield Field(stop, 0, depth, "padding", f"padding: missing ({_pad4(n)} bytes; the engine does not "
+        elif pad4(n):
+            yield Field(stop, 0, depth, "padding", f"padding: missing ({pad4(n)} bytes; the engine does not "
                                                    "require it at the end)")
+        return max(stop, end)
 
     def string_array(self, pos: int, depth: int) -> Iterator[Field]:
         raw = self.u32(pos)
@@ -424,8 +532,9 @@ class _Walker:
             _, at = yield from self.string(at, depth, f"[{i}] ", what_error="PackedStringArray element",
                                            nul=self.d.packed_string_nul)
 
-    def packed(self, name: str, pos: int, end: int, value: Any, depth: int) -> Iterator[Field]:
-        count_size = self.d.int64_array_count_size if PACKED_TYPES[name][1] == "i64" else 4
+    def packed(self, leaf: _Leaf) -> Iterator[Field]:
+        pos, end, value, depth = leaf.body, leaf.end, leaf.value, leaf.depth
+        count_size = self.d.int64_array_count_size if leaf.spec.component == I64 else 4
         if value is None:  # refused: the count is what is wrong
             count = self.u32(pos) if count_size == 4 else self.u64(pos)
             yield from self.field(pos, count_size, depth, "count", f"count: {count}")
@@ -447,6 +556,54 @@ class _Walker:
             at += size
         if limit < n:
             yield from self.field(at, end - at, depth, "more", f"… {n - limit} more elements ({end - at} bytes)")
+
+
+
+#: Family -> what its header's flag bits mean.
+_HEADER_FLAGS: dict[Family, Callable[[_Walker, TypeSpec, int], tuple[list[str], int]]] = {
+    Family.INT: _Walker.wide_flags,
+    Family.FLOAT: _Walker.wide_flags,
+    Family.MATH: _Walker.real_flags,
+    Family.PACKED: _Walker.real_flags,
+    Family.OBJECT: _Walker.object_flags,
+    Family.ARRAY: _Walker.array_flags,
+    Family.DICTIONARY: _Walker.dictionary_flags,
+}
+
+#: Family -> the fields of a value of it without children (walk opens Arrays,
+#: Dictionaries and full Objects itself).
+_LEAF_FIELDS: dict[Family, Callable[[_Walker, _Leaf], Iterator[Field]]] = {
+    Family.NIL: _Walker.no_fields,
+    Family.BOOL: _Walker.scalar_fields,
+    Family.INT: _Walker.scalar_fields,
+    Family.FLOAT: _Walker.scalar_fields,
+    Family.MATH: _Walker.scalar_fields,
+    Family.STRING: _Walker.text_fields,
+    Family.NODE_PATH: _Walker.node_path_fields,
+    Family.PACKED: _Walker.packed_fields,
+    Family.STRINGS: _Walker.strings_fields,
+    Family.RECORD: _Walker.record_fields,
+    Family.OBJECT: _Walker.object_fields,
+    Family.ARRAY: _Walker.no_fields,
+    Family.DICTIONARY: _Walker.no_fields,
+}
+
+#: Family -> the one line of a scalar's payload.
+_SCALAR_TEXT: dict[Family, Callable[[_Walker, _Leaf], str]] = {
+    Family.BOOL: _Walker.bool_text,
+    Family.INT: _Walker.int_text,
+    Family.FLOAT: _Walker.float_text,
+    Family.MATH: _Walker.math_text,
+}
+
+#: Record layout kind -> its field walker: (walker, leaf, label, offset) -> the offset after it.
+_RECORD_KINDS: dict[str, Callable[[_Walker, _Leaf, str, int], Generator[Field, None, int]]] = {
+    "u32": _Walker.record_u32,
+    "u64": _Walker.record_u64,
+    "str": _Walker.record_text,
+    "bytes": _Walker.record_bytes,
+    "u32s": _Walker.record_words,
+}
 
 
 def explain_fields(

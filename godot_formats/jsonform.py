@@ -38,21 +38,23 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import json
 import math
-import operator
 import re
 import reprlib
 import struct
 from array import array
 from collections.abc import Iterator, Mapping
-from typing import Any, Callable, Union
+from typing import Any, Callable, Final, Literal, Union
 
 from . import types as t
 from .codec import DEFAULT_MAX_DEPTH
-from .dialects import I32, MATH_TYPES, TYPE_NAMES
+from .dialects import TYPE_NAMES
 from .errors import EncodeError, GodotFormatsError
 from .keys import Memo, python_keys_agree
+from .registry import BY_NAME, Family, TypeSpec, nesting_error, spec_for
+from .switches import F32, F64, I32, I64, REAL, U8
 
 __all__ = ["to_json", "from_json", "dumps_json", "loads_json", "loads_json_documents", "JSONFormatError"]
 
@@ -138,6 +140,12 @@ def _arg_float(x: Any, path: str) -> float:
     raise JSONFormatError(f"expected a number, got {_kind(x)}", path)
 
 
+def _floats(args: list[Any], path: str) -> list[float]:
+    """Float components (see :func:`_arg_float`); the path of each is only made for a bad one."""
+    return [float(x) if type(x) is float or type(x) is int else _arg_float(x, f"{path}[{i}]")
+            for i, x in enumerate(args)]
+
+
 def _arg_int(x: Any, path: str, bits: int) -> int:
     """An int component: a JSON integer (or an integral float) that fits ``bits`` signed bits."""
     if type(x) is float and x.is_integer():
@@ -158,68 +166,15 @@ def _kind(x: Any) -> str:
     return names.get(type(x), type(x).__name__)
 
 
-# -- tables ----------------------------------------------------------------------------
+# -- what the JSON form adds to the registry's rows --------------------------------------------
 
-V2, V2i, V3, V4 = t.Vector2, t.Vector2i, t.Vector3, t.Vector4
-
-
-def _args(*paths: str) -> tuple[str, ...]:
-    return tuple(p for group in paths for p in group.split())
-
-
-_BASIS_COLUMNS = "x.x x.y x.z y.x y.y y.z z.x z.y z.z"
-
-#: Math types: the fields in the order of ``JSON.from_native``'s ``args``
-#: (Basis and Transform3D column by column, unlike their wire order) and how
-#: to build the value back from them.
-JSON_ARGS: dict[str, tuple[tuple[str, ...], Callable[[list[Any]], Any]]] = {
-    "Vector2": (_args("x y"), lambda a: V2(*a)),
-    "Vector2i": (_args("x y"), lambda a: V2i(*a)),
-    "Rect2": (_args("position.x position.y size.x size.y"), lambda a: t.Rect2(V2(a[0], a[1]), V2(a[2], a[3]))),
-    "Rect2i": (_args("position.x position.y size.x size.y"),
-               lambda a: t.Rect2i(V2i(a[0], a[1]), V2i(a[2], a[3]))),
-    "Vector3": (_args("x y z"), lambda a: V3(*a)),
-    "Vector3i": (_args("x y z"), lambda a: t.Vector3i(*a)),
-    "Transform2D": (_args("x.x x.y y.x y.y origin.x origin.y"),
-                    lambda a: t.Transform2D(V2(a[0], a[1]), V2(a[2], a[3]), V2(a[4], a[5]))),
-    "Vector4": (_args("x y z w"), lambda a: V4(*a)),
-    "Vector4i": (_args("x y z w"), lambda a: t.Vector4i(*a)),
-    "Plane": (_args("normal.x normal.y normal.z d"), lambda a: t.Plane(V3(a[0], a[1], a[2]), a[3])),
-    "Quaternion": (_args("x y z w"), lambda a: t.Quaternion(*a)),
-    "AABB": (_args("position.x position.y position.z size.x size.y size.z"),
-             lambda a: t.AABB(V3(a[0], a[1], a[2]), V3(a[3], a[4], a[5]))),
-    "Basis": (_args(_BASIS_COLUMNS), lambda a: t.Basis(V3(*a[0:3]), V3(*a[3:6]), V3(*a[6:9]))),
-    "Transform3D": (_args(" ".join("basis." + p for p in _BASIS_COLUMNS.split()), "origin.x origin.y origin.z"),
-                    lambda a: t.Transform3D(t.Basis(V3(*a[0:3]), V3(*a[3:6]), V3(*a[6:9])), V3(*a[9:12]))),
-    "Projection": (_args(*(f"{c}.x {c}.y {c}.z {c}.w" for c in "xyzw")),
-                   lambda a: t.Projection(V4(*a[0:4]), V4(*a[4:8]), V4(*a[8:12]), V4(*a[12:16]))),
-    "Color": (_args("r g b a"), lambda a: t.Color(*a)),
-}
-
-
-_MATH_GETTERS = {name: operator.attrgetter(*paths) for name, (paths, _) in JSON_ARGS.items()}
-_MATH_BY_CLASS = {MATH_TYPES[name].cls: name for name in JSON_ARGS}
-_INT_MATH = frozenset(name for name in JSON_ARGS if MATH_TYPES[name].component == I32)
-
-#: Packed arrays of numbers: Godot 4 name -> (class, numbers per element, element kind).
-#: Kinds: "u8", "i32", "i64" (JSON integers) and "f32", "f64", "real" (JSON numbers).
-PACKED_JSON: dict[str, tuple[type[Any], int, str]] = {
-    "PackedByteArray": (bytes, 1, "u8"),
-    "PackedInt32Array": (t.PackedInt32Array, 1, "i32"),
-    "PackedInt64Array": (t.PackedInt64Array, 1, "i64"),
-    "PackedFloat32Array": (t.PackedFloat32Array, 1, "f32"),
-    "PackedFloat64Array": (t.PackedFloat64Array, 1, "f64"),
-    "PackedVector2Array": (t.PackedVector2Array, 2, "real"),
-    "PackedVector3Array": (t.PackedVector3Array, 3, "real"),
-    "PackedColorArray": (t.PackedColorArray, 4, "f32"),
-    "PackedVector4Array": (t.PackedVector4Array, 4, "real"),
-}
-_PACKED_BY_CLASS = {cls: name for name, (cls, _, _) in PACKED_JSON.items() if cls is not bytes}
-_INT_BITS = {"i32": 32, "i64": 64}
-#: array typecode of the natural element width (what base64 holds).
-_BASE64_TYPECODE = {"i32": "i", "i64": "q", "f32": "f", "f64": "d", "real": "f"}
-
-_SCALAR_PREFIXES = ("i:", "f:", "s:", "sn:", "np:")
+#: array typecode of a packed array's component at its natural width (what base64 holds).
+_BASE64_TYPECODE = {I32: "i", I64: "q", F32: "f", F64: "d", REAL: "f"}
+_INT_BITS = {I32: 32, I64: 64}
+#: The prefix of each text type's string form (the engine's ``JSON.from_native``).
+_TEXT_PREFIX = {"String": "s:", "StringName": "sn:"}
+#: An Object in its id form: the Object row's second class, which the engine's JSON has no form for.
+_OBJECT_ID = t.EncodedObjectAsID.__name__
 
 
 # -- container types -------------------------------------------------------------------
@@ -273,95 +228,154 @@ def _container_type_value(obj: Any, path: str) -> t.ContainerType | None:
 
 # -- value -> JSON -------------------------------------------------------------------------
 
-_Emit = Callable[[Any], JSONValue]
+class _Shell(enum.Enum):
+    """What a leaf writer returns for a value with children (None is Nil's JSON)."""
+
+    CONTAINER = "container"
 
 
-def _packed_args(value: Any, kind: str, packed_base64: bool) -> dict[str, Any]:
-    if kind == "u8":
+_CONTAINER: Final = _Shell.CONTAINER
+_LeafJSON = Union[JSONValue, Literal[_Shell.CONTAINER]]
+_LeafWriter = Callable[[Any, TypeSpec, bool], _LeafJSON]
+
+
+def _packed_args(value: Any, component: str, packed_base64: bool) -> dict[str, Any]:
+    if component == U8:
         raw = bytes(value)
         if packed_base64:
             return {"base64": base64.b64encode(raw).decode("ascii")}
         return {"args": list(raw)}
     data: array[Any] = value.data
-    if packed_base64 and (kind != "real" or data.typecode == "f"):
-        return {"base64": base64.b64encode(value.to_bytes(_BASE64_TYPECODE[kind])).decode("ascii")}
-    if kind in _INT_BITS:
+    if packed_base64 and (component != REAL or data.typecode == "f"):
+        return {"base64": base64.b64encode(value.to_bytes(_BASE64_TYPECODE[component])).decode("ascii")}
+    if component in _INT_BITS:
         return {"args": data.tolist()}
     return {"args": [x if math.isfinite(x) else _nonfinite_text(x) for x in data.tolist()]}
 
 
-def _node_path_json(p: t.NodePath) -> JSONValue:
+def _node_path_json(p: t.NodePath, spec: TypeSpec, packed_base64: bool) -> JSONValue:
     text = str(p)
     if t.NodePath(text) == p:
         return "np:" + text
     return {"type": "NodePath", "names": list(p.names), "subnames": list(p.subnames), "absolute": p.absolute}
 
 
-def _leaf_to_json(value: Any, packed_base64: bool) -> tuple[bool, JSONValue]:
-    """(True, json) for a value without children; (False, None) for a container."""
-    cls = type(value)
-    if value is None or cls is bool:
-        return True, value
-    if cls is int:
-        return True, f"i:{value}"
-    if cls is float:
-        return True, "f:" + _float_text(value)
-    if cls is str:
-        return True, "s:" + value
-    if cls is t.StringName:
-        return True, "sn:" + value
-    name = _MATH_BY_CLASS.get(cls)
-    if name is not None:
-        parts = list(_MATH_GETTERS[name](value))
-        if name not in _INT_MATH:
-            parts = [_json_number(float(x)) for x in parts]
-        return True, {"type": name, "args": parts}
-    name = _PACKED_BY_CLASS.get(cls)
-    if name is not None:
-        return True, {"type": name, **_packed_args(value, PACKED_JSON[name][2], packed_base64)}
-    if cls in (bytes, bytearray, memoryview):
-        return True, {"type": "PackedByteArray", **_packed_args(value, "u8", packed_base64)}
-    if cls is t.PackedStringArray:
-        for s in value:
-            if not isinstance(s, str):
-                raise EncodeError(f"PackedStringArray holds a {type(s).__name__}, not a String")
-        return True, {"type": "PackedStringArray", "args": [str.__str__(s) for s in value]}
-    if cls is t.NodePath:
-        return True, _node_path_json(value)
-    if cls is t.RID:
-        return True, {"type": "RID", **({"id": value.id} if value.id else {})}
-    if cls is t.Callable:
-        return True, {"type": "Callable"}
-    if cls is t.Signal:
-        out: dict[str, Any] = {"type": "Signal"}
-        if value.name:
-            out["name"] = value.name
-        if value.object_id:
-            out["object_id"] = value.object_id
-        return True, out
-    if cls is t.EncodedObjectAsID:
-        return True, {"type": "EncodedObjectAsID", "object_id": value.object_id}
-    if cls is t.InputEvent:  # Godot 2: no engine JSON; the raw fields, so the bytes come back
-        event: dict[str, Any] = {"type": "InputEvent", "event": value.type, "device": value.device,
-                                 "payload": list(value.payload)}
-        if value.size is not None:
-            event["size"] = value.size
-        return True, event
-    if cls is t.Image:  # Godot 2
-        return True, {"type": "Image", "format": value.format, "mipmaps": value.mipmaps, "width": value.width,
-                      "height": value.height, "data": base64.b64encode(value.data).decode("ascii")}
-    if isinstance(value, (list, tuple, Mapping, t.Object)):
-        return False, None
-    for base, prefix in ((t.StringName, "sn:"), (str, "s:")):  # str subclasses of ours or the caller's
-        if isinstance(value, base):
-            return True, prefix + str.__str__(value)
-    if isinstance(value, bool):
-        return True, bool(value)
-    if isinstance(value, int):
-        return True, f"i:{int(value)}"
-    if isinstance(value, float):
-        return True, "f:" + _float_text(float(value))
-    raise EncodeError(f"cannot represent a {cls.__name__} in JSON ({reprlib.repr(value)})")
+def _nil_json(value: None, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    return None
+
+
+def _bool_json(value: bool, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    return value  # bool cannot be subclassed: this is True or False
+
+
+def _int_json(value: int, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    return f"i:{int(value)}"  # int(): an int mixed into an Enum formats as its member name
+
+
+def _float_json(value: float, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    return "f:" + _float_text(float(value))
+
+
+def _text_json(value: str, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    return _TEXT_PREFIX[spec.name] + str.__str__(value)  # str.__str__: a subclass's __str__ is not its text
+
+
+def _math_json(value: Any, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    parts = spec.parts_by_columns(value)
+    if spec.component == I32:
+        return {"type": spec.name, "args": list(parts)}
+    return {"type": spec.name, "args": [_json_number(float(x)) for x in parts]}
+
+
+def _packed_json(value: Any, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    assert spec.component is not None
+    return {"type": spec.name, **_packed_args(value, spec.component, packed_base64)}
+
+
+def _strings_json(value: t.PackedStringArray, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    for s in value:
+        if not isinstance(s, str):
+            raise EncodeError(f"PackedStringArray holds a {type(s).__name__}, not a String")
+    return {"type": spec.name, "args": [str.__str__(s) for s in value]}
+
+
+def _base64_text(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+#: Record field kind -> its JSON (numbers and text are JSON as they are).
+_RECORD_JSON: dict[str, Callable[[Any], Any]] = {
+    "u32": int, "u64": int, "opt_u32": lambda x: x, "str": lambda x: x, "bytes": _base64_text, "u32s": list,
+}
+
+
+def _record_json(value: Any, spec: TypeSpec, packed_base64: bool) -> JSONValue:
+    """A record's named fields under their keys; a field holding its ``omit`` value is left out,
+    so an empty RID or Signal is the engine's JSON exactly (docs/json.md, deviation 3)."""
+    out: dict[str, Any] = {"type": spec.name}
+    for field in spec.record:
+        x = getattr(value, field.attr)
+        if field.optional and x == field.omit:
+            continue
+        out[field.json_key] = _RECORD_JSON[field.kind](x)
+    return out
+
+
+def _object_json(value: Any, spec: TypeSpec, packed_base64: bool) -> _LeafJSON:
+    if isinstance(value, t.EncodedObjectAsID):
+        return {"type": _OBJECT_ID, "object_id": value.object_id}
+    return _CONTAINER
+
+
+def _container_json(value: Any, spec: TypeSpec, packed_base64: bool) -> _LeafJSON:
+    return _CONTAINER
+
+
+#: Family -> the JSON of a value of that family, or :data:`_CONTAINER`.
+_LEAF_WRITERS: dict[Family, _LeafWriter] = {
+    Family.NIL: _nil_json,
+    Family.BOOL: _bool_json,
+    Family.INT: _int_json,
+    Family.FLOAT: _float_json,
+    Family.STRING: _text_json,
+    Family.NODE_PATH: _node_path_json,
+    Family.MATH: _math_json,
+    Family.PACKED: _packed_json,
+    Family.STRINGS: _strings_json,
+    Family.RECORD: _record_json,
+    Family.ARRAY: _container_json,
+    Family.DICTIONARY: _container_json,
+    Family.OBJECT: _object_json,
+}
+
+
+def _unregistered_json(value: Any, spec: Any, packed_base64: bool) -> _LeafJSON:
+    if isinstance(value, Mapping):  # a mapping that is no dict (MappingProxyType ...) is a Dictionary
+        return _CONTAINER
+    raise EncodeError(f"cannot represent a {type(value).__name__} in JSON ({reprlib.repr(value)})")
+
+
+#: Class -> its leaf writer and registry row, remembered on first sight (a value's
+#: family is then one dict lookup away: hashing an Enum member runs Python code).
+_WRITER_OF: dict[type, tuple[_LeafWriter, Any]] = {}
+
+
+def _writer_for(value: Any) -> tuple[_LeafWriter, Any]:
+    """The writer of ``value``'s class: by its registry row, found through its base classes
+    too, so a subclass of Vector2 (or of str, or an IntEnum) is written as its Godot type."""
+    spec = spec_for(value)
+    if spec is None:
+        return _unregistered_json, None
+    entry = _WRITER_OF[type(value)] = (_LEAF_WRITERS[spec.family], spec)
+    if len(_WRITER_OF) > 4096:  # a program making classes on the fly must not grow this without end
+        _WRITER_OF.clear()
+    return entry
+
+
+def _leaf_to_json(value: Any, packed_base64: bool) -> _LeafJSON:
+    """The JSON of a value without children, or :data:`_CONTAINER` for a container."""
+    writer, spec = _WRITER_OF.get(type(value)) or _writer_for(value)
+    return writer(value, spec, packed_base64)
 
 
 def _open_container(value: Any) -> tuple[JSONValue, list[Any], Iterator[Any]]:
@@ -408,9 +422,10 @@ def to_json(value: Any, *, packed_base64: bool = False, max_depth: int = DEFAULT
     :func:`dumps_json` writes it laid out for editing.  ``packed_base64`` writes
     packed number arrays as base64 instead of number lists.
     """
-    done, out = _leaf_to_json(value, packed_base64)
-    if done:
+    out = _leaf_to_json(value, packed_base64)
+    if out is not _CONTAINER:
         return out
+    writer_of = _WRITER_OF
     root, sink, children = _open_container(value)
     stack: list[tuple[list[Any], Iterator[Any]]] = [(sink, children)]
     while stack:
@@ -419,12 +434,13 @@ def to_json(value: Any, *, packed_base64: bool = False, max_depth: int = DEFAULT
             if type(child) is _Name:
                 sink.append(str.__str__(child))
                 continue
-            done, out = _leaf_to_json(child, packed_base64)
-            if done:
+            writer, spec = writer_of.get(type(child)) or _writer_for(child)  # _leaf_to_json, inlined
+            out = writer(child, spec, packed_base64)
+            if out is not _CONTAINER:
                 sink.append(out)
                 continue
             if len(stack) > max_depth:
-                raise EncodeError(f"value nested deeper than {max_depth} levels (a container that contains itself?)")
+                raise EncodeError(nesting_error(max_depth))
             shell, child_sink, grandchildren = _open_container(child)
             sink.append(shell)
             stack.append((child_sink, grandchildren))
@@ -458,44 +474,52 @@ def _scalar_from_text(text: str, path: str) -> Any:
                           f"a String is written \"s:{shown}\"", path)
 
 
-def _packed_from_json(name: str, obj: dict[str, Any], path: str) -> Any:
-    cls, width, kind = PACKED_JSON[name]
+def _packed_from_base64(spec: TypeSpec, text: Any, path: str) -> Any:
+    if not isinstance(text, str):
+        raise JSONFormatError("base64 must be a string", path)
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise JSONFormatError(f"invalid base64: {e}", path) from None
+    if spec.component == U8:
+        return raw
+    typecode = _BASE64_TYPECODE[spec.component or ""]
+    size = array(typecode).itemsize * spec.width
+    if len(raw) % size:
+        raise JSONFormatError(f"{len(raw)} bytes is not a whole number of {size}-byte elements", path)
+    return spec.cls.from_bytes(raw, typecode)  # type: ignore[attr-defined]
+
+
+def _bytes_from_args(args: list[Any], path: str) -> bytes:
+    for i, x in enumerate(args):
+        if type(x) is float and x.is_integer():
+            x = int(x)
+        if type(x) is not int or not 0 <= x <= 255:
+            raise JSONFormatError(f"a byte is an integer 0-255, got {x!r}", f"{path}[{i}]")
+    return bytes(int(x) for x in args)
+
+
+def _packed_from_json(spec: TypeSpec, obj: dict[str, Any], path: str) -> Any:
+    component = spec.component
     if "base64" in obj:
-        text = obj["base64"]
-        if not isinstance(text, str):
-            raise JSONFormatError("base64 must be a string", path + ".base64")
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError) as e:
-            raise JSONFormatError(f"invalid base64: {e}", path + ".base64") from None
-        if kind == "u8":
-            return raw
-        size = array(_BASE64_TYPECODE[kind]).itemsize * width
-        if len(raw) % size:
-            raise JSONFormatError(f"{len(raw)} bytes is not a whole number of {size}-byte elements", path + ".base64")
-        return cls.from_bytes(raw, _BASE64_TYPECODE[kind])
+        return _packed_from_base64(spec, obj["base64"], path + ".base64")
     args = _args_list(obj, path)
     apath = path + ".args"
-    if len(args) % width:
-        raise JSONFormatError(f"{name} needs a multiple of {width} numbers, got {len(args)}", apath)
-    if kind == "u8":
-        for i, x in enumerate(args):
-            if type(x) is float and x.is_integer():
-                x = int(x)
-            if type(x) is not int or not 0 <= x <= 255:
-                raise JSONFormatError(f"a byte is an integer 0-255, got {x!r}", f"{apath}[{i}]")
-        return bytes(int(x) for x in args)
-    if kind in _INT_BITS:
-        bits = _INT_BITS[kind]
+    if len(args) % spec.width:
+        raise JSONFormatError(f"{spec.name} needs a multiple of {spec.width} numbers, got {len(args)}", apath)
+    if component == U8:
+        return _bytes_from_args(args, apath)
+    if component in _INT_BITS:
+        bits = _INT_BITS[component]
         ints = [_arg_int(x, f"{apath}[{i}]", bits) for i, x in enumerate(args)]
-        return _packed(cls, array(_BASE64_TYPECODE[kind], ints))
-    numbers = [_arg_float(x, f"{apath}[{i}]") for i, x in enumerate(args)]
-    if kind == "f64":
-        return _packed(cls, array("d", numbers))
+        return _packed(spec.cls, array(_BASE64_TYPECODE[component], ints))
+    numbers = _floats(args, apath)
+    if component == F64:
+        return _packed(spec.cls, array("d", numbers))
     # float32 storage unless a number needs a double (a double-precision build's vectors).
     narrow = array("f", numbers)
     exact = all(a == b or (a != a and b != b) for a, b in zip(narrow, numbers))
-    return _packed(cls, narrow if exact else array("d", numbers))
+    return _packed(spec.cls, narrow if exact else array("d", numbers))
 
 
 def _packed(cls: type[Any], data: array[Any]) -> Any:
@@ -512,80 +536,133 @@ def _args_list(obj: dict[str, Any], path: str) -> list[Any]:
     return args
 
 
-def _u32_field(obj: dict[str, Any], key: str, path: str) -> int:
-    x = obj.get(key, 0)
-    if type(x) is not int or not 0 <= x < 1 << 32:
-        raise JSONFormatError(f"{key} must be an integer 0 <= n < 2**32", f"{path}.{key}")
+def _uint(x: Any, bits: int, key: str, path: str) -> int:
+    if type(x) is not int or not 0 <= x < 1 << bits:
+        raise JSONFormatError(f"{key} must be an integer 0 <= n < 2**{bits}", path)
     return x
 
 
-def _u64_field(obj: dict[str, Any], key: str, path: str, default: int | None = 0) -> int:
-    x = obj.get(key, default)
-    if type(x) is not int or not 0 <= x < 1 << 64:
-        raise JSONFormatError(f"{key} must be an integer 0 <= n < 2**64", f"{path}.{key}")
+def _math_from_json(spec: TypeSpec, obj: dict[str, Any], path: str) -> Any:
+    args = _args_list(obj, path)
+    if len(args) != spec.count:
+        raise JSONFormatError(f"{spec.name} needs {spec.count} args, got {len(args)}", path + ".args")
+    parts: list[Any]
+    if spec.component == I32:
+        parts = [_arg_int(x, f"{path}.args[{i}]", 32) for i, x in enumerate(args)]
+    else:
+        parts = _floats(args, path + ".args")
+    return spec.build_from_columns(parts)
+
+
+def _strings_from_json(spec: TypeSpec, obj: dict[str, Any], path: str) -> Any:
+    args = _args_list(obj, path)
+    for i, s in enumerate(args):
+        if not isinstance(s, str):
+            raise JSONFormatError(f"a {spec.name} holds strings, got {_kind(s)}", f"{path}.args[{i}]")
+    return t.PackedStringArray(args)
+
+
+def _node_path_from_json(spec: TypeSpec, obj: dict[str, Any], path: str) -> Any:
+    names, subnames, absolute = obj.get("names", []), obj.get("subnames", []), obj.get("absolute", False)
+    if not (isinstance(names, list) and isinstance(subnames, list) and all(isinstance(n, str) for n in names)
+            and all(isinstance(n, str) for n in subnames) and isinstance(absolute, bool)):
+        raise JSONFormatError("a NodePath object holds lists of strings names and subnames, and a boolean "
+                              "absolute", path)
+    return t.NodePath(names=names, subnames=subnames, absolute=absolute)
+
+
+def _str_field(x: Any, type_name: str, key: str, path: str) -> str:
+    if not isinstance(x, str):
+        raise JSONFormatError(f"{type_name} {key} must be a string", path)
     return x
+
+
+def _bytes_field(x: Any, type_name: str, key: str, path: str) -> bytes:
+    if isinstance(x, str):
+        try:
+            return base64.b64decode(x, validate=True)
+        except (binascii.Error, ValueError):  # ValueError: text that is not ASCII
+            pass
+    raise JSONFormatError(f"{type_name} {key} is base64 text", path)
+
+
+def _words_field(x: Any, type_name: str, key: str, path: str) -> tuple[int, ...]:
+    if not isinstance(x, list) or not all(type(w) is int and 0 <= w < 1 << 32 for w in x):
+        raise JSONFormatError(f"{type_name} {key} is a list of u32 words", path)
+    return tuple(x)
+
+
+def _opt_u32_field(x: Any, type_name: str, key: str, path: str) -> int | None:
+    return None if x is None else _uint(x, 32, key, path)
+
+
+#: Record field kind -> its value from JSON: (JSON value, type name, key, path).
+_RECORD_FIELDS: dict[str, Callable[[Any, str, str, str], Any]] = {
+    "u32": lambda x, name, key, path: _uint(x, 32, key, path),
+    "u64": lambda x, name, key, path: _uint(x, 64, key, path),
+    "opt_u32": _opt_u32_field,
+    "str": _str_field,
+    "bytes": _bytes_field,
+    "u32s": _words_field,
+}
+
+
+def _record_from_json(spec: TypeSpec, obj: dict[str, Any], path: str) -> Any:
+    """A record from its keys; a key left out holds the field's ``omit`` (what :func:`to_json` leaves out)."""
+    values: dict[str, Any] = {}
+    for field in spec.record:
+        key = field.json_key
+        if key in obj:
+            values[field.attr] = _RECORD_FIELDS[field.kind](obj[key], spec.name, key, f"{path}.{key}")
+        elif field.optional:
+            values[field.attr] = field.omit
+        else:
+            raise JSONFormatError(f'{spec.name} needs "{key}"', f"{path}.{key}")
+    return spec.cls(**values)
+
+
+def _plain_from_json(spec: TypeSpec, obj: dict[str, Any], path: str) -> Any:
+    raise JSONFormatError(f"{spec.name} is written as a plain JSON value or a prefixed string "
+                          "(\"i:1\", \"f:0.5\", \"s:text\", \"sn:name\", \"np:path\"), not an object", path)
+
+
+def _unknown_from_json(spec: TypeSpec, obj: dict[str, Any], path: str) -> Any:
+    # Arrays and Dictionaries are opened by _open_frame: only an Object without props gets here.
+    raise JSONFormatError(f"unknown type {spec.name!r} (an Object needs \"props\")", path)
+
+
+_LeafReader = Callable[[TypeSpec, dict[str, Any], str], Any]
+
+#: Family -> the value of a ``{"type": ...}`` object of that family that has no children.
+_LEAF_READERS: dict[Family, _LeafReader] = {
+    Family.NIL: _plain_from_json,
+    Family.BOOL: _plain_from_json,
+    Family.INT: _plain_from_json,
+    Family.FLOAT: _plain_from_json,
+    Family.STRING: _plain_from_json,
+    Family.NODE_PATH: _node_path_from_json,
+    Family.MATH: _math_from_json,
+    Family.PACKED: _packed_from_json,
+    Family.STRINGS: _strings_from_json,
+    Family.RECORD: _record_from_json,
+    Family.ARRAY: _unknown_from_json,
+    Family.DICTIONARY: _unknown_from_json,
+    Family.OBJECT: _unknown_from_json,
+}
+
+
+#: Type name -> its leaf reader and registry row.
+_READER_OF: dict[str, tuple[_LeafReader, TypeSpec]] = {
+    name: (_LEAF_READERS[spec.family], spec) for name, spec in BY_NAME.items()}
 
 
 def _leaf_from_dict(type_name: str, obj: dict[str, Any], path: str) -> Any:
     """Values of the ``{"type": ...}`` form that have no children."""
-    if type_name in JSON_ARGS:
-        args = _args_list(obj, path)
-        paths, build = JSON_ARGS[type_name]
-        if len(args) != len(paths):
-            raise JSONFormatError(f"{type_name} needs {len(paths)} args, got {len(args)}", path + ".args")
-        parts: list[Any]
-        if type_name in _INT_MATH:
-            parts = [_arg_int(x, f"{path}.args[{i}]", 32) for i, x in enumerate(args)]
-        else:
-            parts = [_arg_float(x, f"{path}.args[{i}]") for i, x in enumerate(args)]
-        return build(parts)
-    if type_name in PACKED_JSON:
-        return _packed_from_json(type_name, obj, path)
-    if type_name == "PackedStringArray":
-        args = _args_list(obj, path)
-        for i, s in enumerate(args):
-            if not isinstance(s, str):
-                raise JSONFormatError(f"a PackedStringArray holds strings, got {_kind(s)}", f"{path}.args[{i}]")
-        return t.PackedStringArray(args)
-    if type_name == "RID":
-        return t.RID(_u64_field(obj, "id", path))
-    if type_name == "Callable":
-        return t.Callable()
-    if type_name == "Signal":
-        name = obj.get("name", "")
-        if not isinstance(name, str):
-            raise JSONFormatError("Signal name must be a string", path + ".name")
-        return t.Signal(name, _u64_field(obj, "object_id", path))
-    if type_name == "EncodedObjectAsID":
-        return t.EncodedObjectAsID(_u64_field(obj, "object_id", path, None))
-    if type_name == "InputEvent":
-        payload = obj.get("payload", [])
-        if not isinstance(payload, list) or not all(type(w) is int and 0 <= w < 1 << 32 for w in payload):
-            raise JSONFormatError("an InputEvent payload is a list of u32 words", path + ".payload")
-        size = obj.get("size")
-        if size is not None and not (type(size) is int and 0 <= size < 1 << 32):
-            raise JSONFormatError("size must be an integer 0 <= n < 2**32", path + ".size")
-        return t.InputEvent(_u32_field(obj, "event", path), _u32_field(obj, "device", path), tuple(payload), size)
-    if type_name == "Image":
-        data = obj.get("data", "")
-        try:
-            raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
-        except binascii.Error:
-            raw = None
-        if raw is None:
-            raise JSONFormatError("Image data is base64 text", path + ".data")
-        fmt, mipmaps, width, height = (_u32_field(obj, k, path) for k in ("format", "mipmaps", "width", "height"))
-        return t.Image(fmt, mipmaps, width, height, raw)
-    if type_name == "NodePath":
-        names, subnames, absolute = obj.get("names", []), obj.get("subnames", []), obj.get("absolute", False)
-        if not (isinstance(names, list) and isinstance(subnames, list) and all(isinstance(n, str) for n in names)
-                and all(isinstance(n, str) for n in subnames) and isinstance(absolute, bool)):
-            raise JSONFormatError("a NodePath object holds lists of strings names and subnames, and a boolean "
-                                  "absolute", path)
-        return t.NodePath(names=names, subnames=subnames, absolute=absolute)
-    if type_name in ("Nil", "bool", "int", "float", "String", "StringName"):
-        raise JSONFormatError(f"{type_name} is written as a plain JSON value or a prefixed string "
-                              "(\"i:1\", \"f:0.5\", \"s:text\", \"sn:name\", \"np:path\"), not an object", path)
+    entry = _READER_OF.get(type_name)
+    if entry is not None:
+        return entry[0](entry[1], obj, path)
+    if type_name == _OBJECT_ID:
+        return t.EncodedObjectAsID(_uint(obj.get("object_id"), 64, "object_id", path + ".object_id"))
     raise JSONFormatError(f"unknown type {type_name!r} (an Object needs \"props\")", path)
 
 
@@ -977,6 +1054,52 @@ def _key(text: str, pos: int) -> tuple[str, int]:
     return key, _JSON_WS.match(text, pos + 1).end()  # type: ignore[union-attr]
 
 
+def _scalar_at(text: str, pos: int) -> tuple[Any, int]:
+    """The string, constant or number at ``pos`` and the position after it."""
+    if text[pos:pos + 1] == '"':
+        return _scanstring(text, pos + 1, True)
+    for word, constant in _CONSTANTS:
+        if text.startswith(word, pos):
+            return constant, pos + len(word)
+    for word in _REJECTED:
+        if text.startswith(word, pos):
+            _reject_constant(word)
+    m = _JSON_NUMBER.match(text, pos)
+    if m is None:
+        raise json.JSONDecodeError("Expecting value", text, pos)
+    integer, frac, exp = m.groups()
+    value = float(integer + (frac or "") + (exp or "")) if frac or exp else _json_int(integer)
+    return value, m.end()
+
+
+def _hand_up(stack: list[Any], keys: list[Any], value: Any, text: str, pos: int) -> tuple[Any, int]:
+    """Put ``value`` in the innermost open container, closing each container that ends after it.
+
+    Returns where the next value starts or, once the outermost container is closed
+    (``stack`` empty), the document and the position after it.
+    """
+    ws = _JSON_WS.match
+    while stack:
+        key = keys[-1]
+        if key is None:
+            stack[-1].append(value)
+        else:
+            stack[-1][key] = value
+        pos = ws(text, pos).end()  # type: ignore[union-attr]
+        c = text[pos:pos + 1]
+        if c == ",":
+            pos = ws(text, pos + 1).end()  # type: ignore[union-attr]
+            if key is not None:
+                keys[-1], pos = _key(text, pos)
+            return value, pos
+        if c != ("]" if key is None else "}"):
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+        value = stack.pop()
+        keys.pop()
+        pos += 1
+    return value, pos
+
+
 def _raw_decode_iteratively(text: str, pos: int) -> tuple[Any, int]:
     """One JSON document at ``pos``, as ``json.JSONDecoder.raw_decode`` reads it, with an explicit stack.
 
@@ -991,56 +1114,19 @@ def _raw_decode_iteratively(text: str, pos: int) -> tuple[Any, int]:
         value: Any
         if c == "{" or c == "[":
             pos = ws(text, pos + 1).end()  # type: ignore[union-attr]
-            if text[pos:pos + 1] == ("}" if c == "{" else "]"):
-                value, pos = ({} if c == "{" else []), pos + 1
-            elif c == "{":
-                key, pos = _key(text, pos)
-                stack.append({})
+            if text[pos:pos + 1] != ("}" if c == "{" else "]"):
+                key = None
+                if c == "{":
+                    key, pos = _key(text, pos)
+                stack.append({} if c == "{" else [])
                 keys.append(key)
                 continue
-            else:
-                stack.append([])
-                keys.append(None)
-                continue
-        elif c == '"':
-            value, pos = _scanstring(text, pos + 1, True)
+            value, pos = ({} if c == "{" else []), pos + 1
         else:
-            for word, constant in _CONSTANTS:
-                if text.startswith(word, pos):
-                    value, pos = constant, pos + len(word)
-                    break
-            else:
-                for word in _REJECTED:
-                    if text.startswith(word, pos):
-                        _reject_constant(word)
-                m = _JSON_NUMBER.match(text, pos)
-                if m is None:
-                    raise json.JSONDecodeError("Expecting value", text, pos)
-                integer, frac, exp = m.groups()
-                value = float(integer + (frac or "") + (exp or "")) if frac or exp else _json_int(integer)
-                pos = m.end()
-        # Hand the value to the open containers, closing those that end here.
-        while True:
-            if not stack:
-                return value, pos
-            top = stack[-1]
-            if keys[-1] is None:
-                top.append(value)
-            else:
-                top[keys[-1]] = value
-            pos = ws(text, pos).end()  # type: ignore[union-attr]
-            c = text[pos:pos + 1]
-            if c == ",":
-                pos = ws(text, pos + 1).end()  # type: ignore[union-attr]
-                if keys[-1] is not None:
-                    keys[-1], pos = _key(text, pos)
-                break
-            if c == ("]" if keys[-1] is None else "}"):
-                value = stack.pop()
-                keys.pop()
-                pos += 1
-                continue
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+            value, pos = _scalar_at(text, pos)
+        value, pos = _hand_up(stack, keys, value, text, pos)
+        if not stack:
+            return value, pos
 
 
 def _parse_documents(text: str) -> Iterator[tuple[int, Any]]:

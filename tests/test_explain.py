@@ -185,6 +185,52 @@ def test_godot3_rid_and_documented_dialects() -> None:
     assert meanings(gf.dumps(5, "docs-godot4-fixed64"), "docs-godot4-fixed64")[:2] == ["int (type 2)", "int64: 5"]
 
 
+def test_records_list_one_field_a_line() -> None:
+    """RID, Signal, Image and InputEvent are walked by their registry row's layout."""
+    assert meanings(gf.dumps(t.RID(5)))[:2] == ["RID (type 23)", "id: 5"]
+    assert meanings(gf.dumps(t.Signal("x", 5)))[:5] == [
+        "Signal (type 26)", "name length: 1 byte", '"x"', "padding: 3 bytes, zero", "object id: 5"]
+    assert meanings(gf.dumps(t.Image(4, 0, 2, 1, b"\x01\x02\x03"), "godot2"), "godot2") == [
+        "Image (type 15)", "format: 4", "mipmaps: 0", "width: 2", "height: 1", "data length: 3 bytes",
+        "data: 3 bytes", "padding: 1 byte, zero", "end: the value is 28 bytes; no trailing bytes"]
+    assert meanings(gf.dumps(t.InputEvent(1, 2, (65, 3)), "godot2"), "godot2") == [
+        "InputEvent (type 19)", "event type: 1", "device: 2", "size: 20", "payload [0]: 65", "payload [1]: 3",
+        "end: the value is 24 bytes; no trailing bytes"]
+    # a truncated Image lists what is there, then the decoder's error
+    cut = meanings(gf.dumps(t.Image(4, 0, 2, 1, b"\x01\x02\x03"), "godot2")[:25], "godot2")
+    assert cut[-2:] == ["data length: 3 bytes", "error: at byte 20: Image data length 3 runs past the end: "
+                                                "1 byte(s) left"]
+
+
+RECORD_BLOBS = [(gf.dumps(v, d), d) for v, d in [
+    (t.Image(4, 1, 2, 1, b"\x01\x02\x03\x04\x05"), "godot2"), (t.Image(), "godot2"),
+    (t.InputEvent(1, 2, (65, 3)), "godot2"), (t.InputEvent(3, 0, (1,), 99), "godot2"),
+    ([t.InputEvent(8), t.Image(1, 0, 1, 1, b"\x07"), t.EncodedObjectAsID(1)], "godot2"),
+    (t.Signal("name", 9), "godot4"), ([t.RID(3), t.Callable()], "godot4")]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(index=st.integers(0, len(RECORD_BLOBS) - 1), at=st.integers(0, 10_000), byte=st.integers(0, 255),
+       cut=st.booleans(), objects=st.booleans())
+def test_mutated_records_agree_with_the_decoder(index: int, at: int, byte: int, cut: bool, objects: bool) -> None:
+    blob_, dialect = RECORD_BLOBS[index]
+    data = bytearray(blob_)
+    i = at % len(data)
+    if cut:
+        del data[i:]
+    else:
+        data[i] = byte
+    _check_agrees_with_decoder(bytes(data), dialect, objects)
+
+
+def test_godot2_object_is_its_header_alone() -> None:
+    data = gf.dumps(t.EncodedObjectAsID(5), "godot2")
+    for objects in (False, True):
+        assert meanings(data, "godot2", allow_objects=objects) == [
+            "Object (type 18)", "no payload: Godot 2 writes an Object as its type header alone (read as null)",
+            "end: the value is 4 bytes; no trailing bytes"]
+
+
 # -- malformed input never raises --------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ the engine reading its own JSON back.  Regenerate it with ``python3 tests/test_j
 
 from __future__ import annotations
 
+import enum
 import inspect
 import json
 import math
@@ -300,6 +301,75 @@ def test_references_and_objects() -> None:
     assert to_json(t.RID()) == {"type": "RID"}
     assert to_json(t.RID(5)) == {"type": "RID", "id": 5}
     assert to_json(t.Object("Node", {"a": 1})) == {"type": "Node", "props": ["a", "i:1"]}
+
+
+@pytest.mark.parametrize("value, form", [
+    (t.RID(5), {"type": "RID", "id": 5}),
+    (t.RID(), {"type": "RID"}),
+    (t.Callable(), {"type": "Callable"}),
+    (t.Signal(), {"type": "Signal"}),
+    (t.Signal("hit"), {"type": "Signal", "name": "hit"}),
+    (t.Signal("", 7), {"type": "Signal", "object_id": 7}),
+    (t.EncodedObjectAsID(9), {"type": "EncodedObjectAsID", "object_id": 9}),
+    (t.InputEvent(1, 2, (65, 3)), {"type": "InputEvent", "event": 1, "device": 2, "payload": [65, 3]}),
+    (t.InputEvent(0, 0, (), 16), {"type": "InputEvent", "event": 0, "device": 0, "payload": [], "size": 16}),
+    (t.Image(4, 0, 2, 1, b"\x01\x02\x03"),
+     {"type": "Image", "format": 4, "mipmaps": 0, "width": 2, "height": 1, "data": "AQID"}),
+])
+def test_records_have_their_named_fields(value: Any, form: dict[str, Any]) -> None:
+    """A record's JSON is its row's fields under their keys, a field at its ``omit`` value left out."""
+    assert to_json(value) == form
+    assert from_json(form) == value
+
+
+@pytest.mark.parametrize("form, path, message", [
+    ({"type": "Image", "format": 4, "mipmaps": 0, "width": 2, "height": 1}, "$[1].data", "needs \"data\""),
+    ({"type": "Image", "format": 4, "mipmaps": 0, "width": 2, "height": 1, "data": "日本"}, "$[1].data", "base64"),
+    ({"type": "Image", "format": -4, "mipmaps": 0, "width": 2, "height": 1, "data": ""}, "$[1].format", "2\\*\\*32"),
+    ({"type": "InputEvent", "device": 0, "payload": []}, "$[1].event", "needs \"event\""),
+    ({"type": "InputEvent", "event": 0, "device": 0, "payload": [1, -1]}, "$[1].payload", "u32"),
+    ({"type": "InputEvent", "event": 0, "device": 0, "payload": [], "size": "12"}, "$[1].size", "2\\*\\*32"),
+    ({"type": "Signal", "name": 3}, "$[1].name", "must be a string"),
+    ({"type": "Signal", "object_id": 2**64}, "$[1].object_id", "2\\*\\*64"),
+    ({"type": "RID", "id": "5"}, "$[1].id", "2\\*\\*64"),
+    ({"type": "EncodedObjectAsID"}, "$[1].object_id", "2\\*\\*64"),
+])
+def test_a_bad_record_field_is_named_by_its_path(form: dict[str, Any], path: str, message: str) -> None:
+    with pytest.raises(JSONFormatError, match=message) as info:
+        from_json(["i:0", form])
+    assert info.value.path == path
+
+
+def test_optional_record_fields_may_be_left_out() -> None:
+    assert from_json({"type": "InputEvent", "event": 3, "device": 1, "payload": [2], "size": None}) \
+        == t.InputEvent(3, 1, (2,))
+    assert from_json({"type": "Signal", "name": "s"}) == t.Signal("s", 0)
+
+
+def test_a_subclass_is_written_as_its_godot_type() -> None:
+    """The JSON form finds a value's type through its base classes, as every view does."""
+
+    class Point(t.Vector2):
+        __slots__ = ()
+
+    class Ids(t.PackedInt32Array):
+        pass
+
+    class Name(str):
+        pass
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    ids = Ids([1, 2])
+    value = [Point(1.5, 2), {Name("k"): Level.HIGH}, ids]
+    assert to_json(Point(1.5, 2)) == {"type": "Vector2", "args": [1.5, 2.0]}
+    assert to_json(value) == [{"type": "Vector2", "args": [1.5, 2.0]},
+                              {"type": "Dictionary", "args": ["s:k", "i:3"]},
+                              {"type": "PackedInt32Array", "args": [1, 2]}]
+    back = from_json(to_json(value))
+    assert type(back[0]) is t.Vector2 and back[0] == t.Vector2(1.5, 2)
+    assert gf.dumps(back) == gf.dumps(value)
 
 
 def test_packed_arrays_compact_forms() -> None:
