@@ -122,6 +122,7 @@ class TypeSpec:
     fields: tuple[str, ...] = ()
     columns: tuple[str, ...] | None = None
     build: Callable[[Sequence[Any]], Any] | None = None
+    build_columns: Callable[[Sequence[Any]], Any] | None = None
     component: str | None = None
     width: int = 1
     record: tuple[Field, ...] = ()
@@ -130,6 +131,14 @@ class TypeSpec:
     no_text: str = ""
     downgrade: Downgrade | None = None
     doc: str = ""
+    _parts: Callable[[Any], tuple[Any, ...]] = attrs.field(init=False, repr=False)
+    _parts_by_columns: Callable[[Any], tuple[Any, ...]] = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        # The getters of a math value's numbers, made once per row (not per value).
+        if self.fields:
+            object.__setattr__(self, "_parts", _getter(self.fields))
+            object.__setattr__(self, "_parts_by_columns", _getter(self.columns or self.fields))
 
     @property
     def cls(self) -> type:
@@ -146,17 +155,19 @@ class TypeSpec:
 
     def parts(self, value: Any) -> tuple[Any, ...]:
         """A math value's numbers, in wire order."""
-        return _getter(self.fields)(value)
+        return self._parts(value)
 
     def parts_by_columns(self, value: Any) -> tuple[Any, ...]:
         """A math value's numbers column by column (JSON's and the documentation pages' order)."""
-        return _getter(self.columns or self.fields)(value)
+        return self._parts_by_columns(value)
 
     def build_from_columns(self, numbers: Sequence[Any]) -> Any:
         """The math value whose numbers, column by column, are ``numbers``."""
         assert self.build is not None
         if self.columns is None:
             return self.build(numbers)
+        if self.build_columns is not None:
+            return self.build_columns(numbers)
         return self.build([numbers[i] for i in _permutation(self.fields, self.columns)])
 
     @property
@@ -320,11 +331,15 @@ REGISTRY: tuple[TypeSpec, ...] = (
           lambda c: t.AABB(V3(c[0], c[1], c[2]), V3(c[3], c[4], c[5])), aliases=("Rect3",)),
     # ... but Basis (and the basis of Transform3D) row by row.
     _math("Basis", t.Basis, REAL, " ".join(_BASIS_ROWS), lambda c: t.Basis.from_rows(c[0:3], c[3:6], c[6:9]),
-          columns=_BASIS_COLUMNS, names={2: "Matrix3"}, aliases=("Matrix3",)),
+          columns=_BASIS_COLUMNS, build_columns=lambda c: t.Basis(V3(c[0], c[1], c[2]), V3(c[3], c[4], c[5]),
+                                                                  V3(c[6], c[7], c[8])),
+          names={2: "Matrix3"}, aliases=("Matrix3",)),
     _math("Transform3D", t.Transform3D, REAL,
           " ".join("basis." + p for p in _BASIS_ROWS) + " origin.x origin.y origin.z",
           lambda c: t.Transform3D(t.Basis.from_rows(c[0:3], c[3:6], c[6:9]), V3(c[9], c[10], c[11])),
           columns=tuple("basis." + p for p in _BASIS_COLUMNS) + ("origin.x", "origin.y", "origin.z"),
+          build_columns=lambda c: t.Transform3D(t.Basis(V3(c[0], c[1], c[2]), V3(c[3], c[4], c[5]),
+                                                        V3(c[6], c[7], c[8])), V3(c[9], c[10], c[11])),
           names={2: "Transform", 3: "Transform"}, aliases=("Transform",)),
     _math("Projection", t.Projection, REAL, " ".join(f"{c}.{k}" for c in "xyzw" for k in "xyzw"),
           lambda c: t.Projection(V4(*c[0:4]), V4(*c[4:8]), V4(*c[8:12]), V4(*c[12:16])), majors=_G4,
