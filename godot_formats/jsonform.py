@@ -801,7 +801,7 @@ def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
             sub = _open_frame(child, path)
             if sub is not None:
                 if len(stack) > max_depth:
-                    raise JSONFormatError(f"value nested deeper than {max_depth} levels", path)
+                    raise JSONFormatError(nesting_error(max_depth, writing=False), path)
                 stack.append(sub)
                 break
             frame.items.append(_leaf_from_json(child, path))
