@@ -165,7 +165,8 @@ class Dialect:
     notes: tuple[str, ...] = ()
     #: The engine version whose text rules (``var_to_str``) ``to_text`` follows for this
     #: dialect unless told another ("3.2", "4.0", "4.4", "4.5"); None: no text form here.
-    text_version: str | None = "4.5"
+    text_version: str | None = attrs.field(
+        default=attrs.Factory(lambda self: {2: None, 3: "3.2"}.get(self.major, "4.5"), takes_self=True))
     #: ``detect()``: the weight of this dialect's reading among readings that fit equally
     #: well, and the commoner dialect it cannot be told from when its own marker is absent.
     prior: float = 1.0
@@ -173,7 +174,7 @@ class Dialect:
     #: Whose Object class and property names full Objects use (3: Godot 2 and 3's
     #: ``Reference``, ``scancode`` ...; 4: Godot 4's): a conversion between the two
     #: applies the class rules of :mod:`godot_formats.conversion`.
-    object_classes: int = 4
+    object_classes: int = attrs.field(default=attrs.Factory(lambda self: 4 if self.major >= 4 else 3, takes_self=True))
     _ids: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:

@@ -362,13 +362,13 @@ REGISTRY: tuple[TypeSpec, ...] = (
     TypeSpec("Array", Family.ARRAY, (list, tuple, t.TypedArray), None, w.write_array),
     TypeSpec("PackedByteArray", Family.PACKED, (bytes, bytearray, memoryview), w.read_packed_bytes,
              w.write_packed_bytes, component=U8, names={2: "RawArray", 3: "PoolByteArray"},
-             aliases=("PoolByteArray", "ByteArray", "RawArray")),
+             aliases=("PoolByteArray", "ByteArray")),
     _packed("PackedInt32Array", t.PackedInt32Array, I32, names={2: "IntArray", 3: "PoolIntArray"},
             aliases=("PackedIntArray", "PoolIntArray", "IntArray")),
     _packed("PackedInt64Array", t.PackedInt64Array, I64, majors=_G4, downgrade=Downgrade(
         "a PackedInt32Array when every value fits in 32 bits, else an Array of ints", _int64_array)),
     _packed("PackedFloat32Array", t.PackedFloat32Array, F32, names={2: "RealArray", 3: "PoolRealArray"},
-            aliases=("PackedRealArray", "PoolRealArray", "FloatArray", "RealArray")),
+            aliases=("PackedRealArray", "PoolRealArray", "FloatArray")),
     _packed("PackedFloat64Array", t.PackedFloat64Array, F64, majors=_G4, downgrade=Downgrade(
         "a PackedFloat32Array when every value is exact in float32, else an Array of floats", _float64_array)),
     TypeSpec("PackedStringArray", Family.STRINGS, (t.PackedStringArray,), w.read_packed_strings,

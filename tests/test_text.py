@@ -29,11 +29,13 @@ from hypothesis import strategies as st
 
 import godot_formats as gf
 from godot_formats import types as t
+from godot_formats.registry import REGISTRY, Family
 from godot_formats.text import TextDecodeError, from_text, to_text
 from godot_formats.text.floats import grisu2_text, printf_g
 from godot_formats.text.order import _all_less_order, _IntroSort, _Order
-from godot_formats.text.style import GODOT3_STYLE, text_style
-from godot_formats.text.writer import _Writer
+from godot_formats.text.parser import _CONSTRUCTORS, _PACKED_NAMES
+from godot_formats.text.style import GODOT3_STYLE, GODOT44_STYLE, text_style
+from godot_formats.text.writer import _WRITERS, _Writer
 
 TEXT_KEY = {"godot3": "var2str", "godot4": "var_to_str"}
 
@@ -926,3 +928,104 @@ def test_key_depth_counts_empty_containers() -> None:
         else:
             with pytest.raises(TextDecodeError, match="deeper than 200"):
                 from_text(source)
+
+
+# --- the text package reads the registry's rows ---------------------------------------------------------------
+
+#: The identifiers the parser read when it kept its own tables (every name and compatibility alias
+#: the engines' VariantParser reads): what it builds from the rows must be exactly these.
+ENGINE_CONSTRUCTORS: dict[str, tuple[str, int]] = {
+    "Vector2": ("Vector2", 2), "Vector2i": ("Vector2i", 2), "Rect2": ("Rect2", 4), "Rect2i": ("Rect2i", 4),
+    "Vector3": ("Vector3", 3), "Vector3i": ("Vector3i", 3), "Vector4": ("Vector4", 4),
+    "Vector4i": ("Vector4i", 4), "Transform2D": ("Transform2D", 6), "Matrix32": ("Transform2D", 6),
+    "Plane": ("Plane", 4), "Quaternion": ("Quaternion", 4), "Quat": ("Quaternion", 4),
+    "AABB": ("AABB", 6), "Rect3": ("AABB", 6), "Basis": ("Basis", 9), "Matrix3": ("Basis", 9),
+    "Transform3D": ("Transform3D", 12), "Transform": ("Transform3D", 12), "Projection": ("Projection", 16),
+    "Color": ("Color", 4),
+}
+ENGINE_PACKED_NAMES: dict[str, str] = {
+    **{n: "PackedByteArray" for n in ("PackedByteArray", "PoolByteArray", "ByteArray")},
+    **{n: "PackedInt32Array" for n in ("PackedInt32Array", "PackedIntArray", "PoolIntArray", "IntArray")},
+    "PackedInt64Array": "PackedInt64Array",
+    **{n: "PackedFloat32Array" for n in ("PackedFloat32Array", "PackedRealArray", "PoolRealArray", "FloatArray")},
+    "PackedFloat64Array": "PackedFloat64Array",
+    **{n: "PackedStringArray" for n in ("PackedStringArray", "PoolStringArray", "StringArray")},
+    **{n: "PackedVector2Array" for n in ("PackedVector2Array", "PoolVector2Array", "Vector2Array")},
+    **{n: "PackedVector3Array" for n in ("PackedVector3Array", "PoolVector3Array", "Vector3Array")},
+    **{n: "PackedVector4Array" for n in ("PackedVector4Array", "PoolVector4Array", "Vector4Array")},
+    **{n: "PackedColorArray" for n in ("PackedColorArray", "PoolColorArray", "ColorArray")},
+}
+
+
+def test_the_parsers_names_come_from_the_rows_and_are_the_engines() -> None:
+    assert {name: (spec.name, count) for name, (spec, count) in _CONSTRUCTORS.items()} == ENGINE_CONSTRUCTORS
+    assert {name: spec.name for name, spec in _PACKED_NAMES.items()} == ENGINE_PACKED_NAMES
+    assert all(count == len(spec.fields) for spec, count in _CONSTRUCTORS.values())
+    # Godot 2's own type names for these two, which no engine's text parser reads (its text wrote ByteArray/FloatArray).
+    for name in ("RawArray", "RealArray"):
+        with pytest.raises(TextDecodeError, match="unexpected identifier"):
+            from_text(f"{name}(1)")
+
+
+def test_every_row_has_a_writer() -> None:
+    assert set(_WRITERS) == set(REGISTRY)
+    assert _WRITERS[gf.registry.BY_NAME["StringName"]] is not _WRITERS[gf.registry.BY_NAME["String"]]
+
+
+@pytest.mark.parametrize("spec", [s for s in REGISTRY if s.family in (Family.MATH, Family.PACKED)],
+                         ids=lambda s: s.name)
+def test_math_and_packed_types_read_back_through_every_name(spec: Any) -> None:
+    """Each name the parser reads for a type builds that type, from the numbers the writer printed."""
+    value = {"Vector2i": t.Vector2i(-3, 2 ** 31 - 1), "Rect2i": t.Rect2i(t.Vector2i(1, -2), t.Vector2i(3, 4))}.get(
+        spec.name, spec.build(list(range(1, spec.count + 1))) if spec.family is Family.MATH else None)
+    if value is None and spec.cls is bytes:
+        value = bytes([1, 255])
+    elif value is None:
+        value = spec.cls()
+        value.data.extend(range(1, 1 + 2 * spec.width))  # two elements, flat
+    text = to_text(value, "godot4")
+    arguments = text[text.index("("):]
+    names = [n for n, s in _CONSTRUCTORS.items() if s[0] is spec] + [n for n, s in _PACKED_NAMES.items() if s is spec]
+    assert spec.name in names
+    for name in names:
+        assert from_text(name + arguments, "godot4") == value, name
+
+
+def test_a_subclass_writes_as_its_type() -> None:
+    class Position(t.Vector2):
+        pass
+
+    class Tag(t.StringName):
+        pass
+
+    class Row(list):  # type: ignore[type-arg]
+        pass
+
+    value = Row([Position(1.5, -2), {"k": Position(0, 0)}])
+    plain = [t.Vector2(1.5, -2), {"k": t.Vector2(0, 0)}]
+    assert to_text(value, "godot3") == to_text(plain, "godot3") == '[ Vector2( 1.5, -2 ), {\n"k": Vector2( 0, 0 )\n} ]'
+    assert to_text([Tag("a"), value], "godot4") == to_text([t.StringName("a"), plain], "godot4")
+
+
+def test_the_dialects_text_version_picks_the_rules() -> None:
+    import attrs
+
+    d = attrs.evolve(gf.get_dialect("godot4"), name="godot4-text44", text_version="4.4")
+    assert text_style(d) is GODOT44_STYLE
+    assert to_text(16777217.0, d) == "1.67772e+07"
+    assert to_text(16777217.0, d, version="4.5") == "16777217.0"
+    # Godot 2 has no text form here (no 2.x engine runs to check one): refused, not guessed.
+    with pytest.raises(gf.EncodeError, match="godot2 has no text form"):
+        to_text(1, "godot2")
+    with pytest.raises(gf.EncodeError, match="no text form"):
+        text_style("godot2")
+
+
+@pytest.mark.parametrize("value", [t.Image(0, 0, 1, 1, b"\x01"), t.InputEvent(1, 0, (65,))], ids=repr)
+def test_godot2_records_say_why_they_have_no_text(value: Any) -> None:
+    spec = gf.registry.spec_for(value)
+    assert spec is not None and spec.no_text
+    for version in ("3.2", "4.5"):
+        with pytest.raises(gf.EncodeError) as info:
+            to_text({"k": [value]}, "godot4", version=version)
+        assert info.value.reason == spec.no_text and info.value.path == "['k'][0]"

@@ -23,7 +23,8 @@ checked against Godot 3.2.3 and 4.6 output in ``fixtures/``.  Each source has
 its module: :mod:`.floats` (number printing), :mod:`.order` (the order of
 Dictionary keys), :mod:`.style` (what changed between engine versions),
 :mod:`.writer` and :mod:`.parser`; :mod:`.common` holds what the writer and
-the parser must agree on.
+the parser must agree on.  What a type is (its names, its numbers and how they
+are kept, its printer) both read from its row in :mod:`godot_formats.registry`.
 """
 
 from __future__ import annotations

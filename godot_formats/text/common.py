@@ -1,16 +1,16 @@
 """What the text writer, the key order and the text parser have to agree on.
 
-Both directions print or read a Vector2i as integers, a PackedVector2Array as pairs and
-an ObjectID or RID as a C ``uint64``; keeping those facts once keeps the two in step.
+Which type a value is, and what is true of that type, comes from its registry row
+(:mod:`godot_formats.registry`); what stays here are the few C facts both directions
+need (an ObjectID or RID is a ``uint64``; a component is an ``intN_t``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import types as t
-from ..dialects import TYPE_NAMES
 from ..errors import EncodeError
+from ..registry import REGISTRY, Family, TypeSpec, spec_for
 
 MASK64 = (1 << 64) - 1
 
@@ -18,18 +18,18 @@ MASK64 = (1 << 64) - 1
 #: engine as in Python, and a key that deep is a hostile input rather than data.
 MAX_KEY_DEPTH = 200
 
-_INT_MATH = frozenset({"Vector2i", "Vector3i", "Vector4i", "Rect2i"})
-_PACKED_WIDTH = {"PackedVector2Array": 2, "PackedVector3Array": 3, "PackedVector4Array": 4, "PackedColorArray": 4}
-_INT_PACKED = frozenset({"PackedByteArray", "PackedInt32Array", "PackedInt64Array"})
-_BUILTIN_TYPES = frozenset(TYPE_NAMES[1:])
+#: The names a typed container may give as its element type: Godot 4's types, Nil
+#: excepted (a container of anything says ``Variant``), since typed containers are Godot 4's.
+CONTAINER_ELEMENT_TYPES = frozenset(s.name for s in REGISTRY if 4 in s.majors and s.family is not Family.NIL)
 
 
-def type_name_of(value: Any) -> str:
-    """The Godot 4 type name of a value of the model (``"Vector2"``, ``"Array"`` ...)."""
-    name = t.godot_type_name(value)
-    if name is None:
+def spec_of(value: Any) -> TypeSpec:
+    """The row of ``value``'s type; a value no Godot type stands for has no text, which is the
+    caller's :class:`~godot_formats.errors.EncodeError` rather than a KeyError deep inside."""
+    spec = spec_for(value)
+    if spec is None:
         raise EncodeError(f"cannot write a {type(value).__name__} as text ({value!r:.60})")
-    return name
+    return spec
 
 
 def _wrap(value: int | float, bits: int) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from .. import types as t
 from ..dialects import Dialect
 from ..errors import EncodeError
-from .common import MAX_KEY_DEPTH, type_name_of
+from .common import MAX_KEY_DEPTH, spec_of
 from .floats import _to_f32
 from .style import TextStyle
 
@@ -86,7 +86,7 @@ class _Order:
         return type_id
 
     def leaf(self, value: Any) -> tuple[Any, ...]:
-        name = type_name_of(value)
+        name = spec_of(value).name
         tid = self.type_index(name)
         if name in _PLAIN_TYPES:
             return tid, _PLAIN, str(value) if isinstance(value, str) else value
@@ -147,7 +147,7 @@ class _Order:
                 container, height = frame[0], frame[3] + 1
                 if height > MAX_KEY_DEPTH:
                     raise EncodeError(f"a Dictionary key nests deeper than {MAX_KEY_DEPTH} levels")
-                tid = self.type_index(type_name_of(container))
+                tid = self.type_index(spec_of(container).name)
                 key = (tid, _ARRAY, tuple(frame[2])) if frame[2] is not None else (tid, _NEVER, None)
                 result = memo[id(container)] = key, height
 

@@ -7,6 +7,7 @@ import binascii
 import math
 import re
 from collections.abc import Callable as _Fn
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -16,7 +17,9 @@ from ..codec import DEFAULT_MAX_DEPTH
 from ..dialects import Dialect, get_dialect
 from ..errors import DecodeError
 from ..keys import KeyRules, Memo, python_keys_agree
-from .common import _BUILTIN_TYPES, _INT_MATH, _INT_PACKED, _PACKED_WIDTH, MASK64, MAX_KEY_DEPTH, _wrap
+from ..registry import REGISTRY, Family, TypeSpec
+from ..switches import F32, F64, I32, I64, REAL, U8
+from .common import CONTAINER_ELEMENT_TYPES, MASK64, MAX_KEY_DEPTH, _wrap
 from .floats import _to_f32
 
 
@@ -219,49 +222,30 @@ def describe(tok: _Tok) -> str:
     return {"num": "a number", "str": "a string", "sname": "a StringName", "color": "a color"}[tok.kind]
 
 
-# Constructors: accepted names (every alias the engines read) -> (Godot 4 type, argument count).
-_CONSTRUCTORS: dict[str, tuple[str, int]] = {
-    "Vector2": ("Vector2", 2), "Vector2i": ("Vector2i", 2), "Rect2": ("Rect2", 4), "Rect2i": ("Rect2i", 4),
-    "Vector3": ("Vector3", 3), "Vector3i": ("Vector3i", 3), "Vector4": ("Vector4", 4),
-    "Vector4i": ("Vector4i", 4), "Transform2D": ("Transform2D", 6), "Matrix32": ("Transform2D", 6),
-    "Plane": ("Plane", 4), "Quaternion": ("Quaternion", 4), "Quat": ("Quaternion", 4),
-    "AABB": ("AABB", 6), "Rect3": ("AABB", 6), "Basis": ("Basis", 9), "Matrix3": ("Basis", 9),
-    "Transform3D": ("Transform3D", 12), "Transform": ("Transform3D", 12), "Projection": ("Projection", 16),
-    "Color": ("Color", 4),
-}
-_PACKED_NAMES: dict[str, str] = {
-    **{n: "PackedByteArray" for n in ("PackedByteArray", "PoolByteArray", "ByteArray")},
-    **{n: "PackedInt32Array" for n in ("PackedInt32Array", "PackedIntArray", "PoolIntArray", "IntArray")},
-    "PackedInt64Array": "PackedInt64Array",
-    **{n: "PackedFloat32Array" for n in ("PackedFloat32Array", "PackedRealArray", "PoolRealArray", "FloatArray")},
-    "PackedFloat64Array": "PackedFloat64Array",
-    **{n: "PackedStringArray" for n in ("PackedStringArray", "PoolStringArray", "StringArray")},
-    **{n: "PackedVector2Array" for n in ("PackedVector2Array", "PoolVector2Array", "Vector2Array")},
-    **{n: "PackedVector3Array" for n in ("PackedVector3Array", "PoolVector3Array", "Vector3Array")},
-    **{n: "PackedVector4Array" for n in ("PackedVector4Array", "PoolVector4Array", "Vector4Array")},
-    **{n: "PackedColorArray" for n in ("PackedColorArray", "PoolColorArray", "ColorArray")},
-}
+#: Names the rows give (Godot 2's names, and aliases) that no engine's ``VariantParser`` reads:
+#: Godot 2 called its byte and real arrays RawArray and RealArray, but its text wrote them as
+#: ``ByteArray(...)`` and ``FloatArray(...)``, the names Godot 3 and 4 still read.
+_NOT_PARSED = frozenset({"RawArray", "RealArray"})
+
+
+def _text_names(spec: TypeSpec) -> Iterator[str]:
+    """The identifiers that build ``spec`` in text: its Godot 4 name, what older engines called
+    it, and the compatibility names the parsers accept (``Quat``, ``Matrix32``, ``PoolIntArray`` ...)."""
+    for name in (spec.name, *spec.names.values(), *spec.aliases):
+        if name not in _NOT_PARSED:
+            yield name
+
+
+#: Math constructors: every name the engines read -> (row, number of arguments).
+_CONSTRUCTORS: dict[str, tuple[TypeSpec, int]] = {
+    name: (spec, spec.count) for spec in REGISTRY if spec.family is Family.MATH for name in _text_names(spec)}
+#: Packed array constructors, PackedStringArray's included: every name the engines read -> row.
+_PACKED_NAMES: dict[str, TypeSpec] = {
+    name: spec for spec in REGISTRY if spec.family in (Family.PACKED, Family.STRINGS) for name in _text_names(spec)}
 _KEYWORDS: dict[str, Any] = {"true": True, "false": False, "null": None, "nil": None}
-
-
-def _build_math(kind: str, args: list[Any]) -> Any:
-    if kind in _INT_MATH:
-        args = [_wrap(a, 32) for a in args]
-    v2: Any = t.Vector2i if kind in _INT_MATH else t.Vector2
-    v3: Any = t.Vector3
-    v4: Any = t.Vector4
-    builders: dict[str, _Fn[[list[Any]], Any]] = {
-        "Rect2": lambda a: t.Rect2(v2(a[0], a[1]), v2(a[2], a[3])),
-        "Rect2i": lambda a: t.Rect2i(v2(a[0], a[1]), v2(a[2], a[3])),
-        "Plane": lambda a: t.Plane(v3(a[0], a[1], a[2]), a[3]),
-        "AABB": lambda a: t.AABB(v3(a[0], a[1], a[2]), v3(a[3], a[4], a[5])),
-        "Transform2D": lambda a: t.Transform2D(v2(a[0], a[1]), v2(a[2], a[3]), v2(a[4], a[5])),
-        "Basis": lambda a: t.Basis.from_rows(a[0:3], a[3:6], a[6:9]),
-        "Transform3D": lambda a: t.Transform3D(t.Basis.from_rows(a[0:3], a[3:6], a[6:9]), v3(a[9], a[10], a[11])),
-        "Projection": lambda a: t.Projection(v4(*a[0:4]), v4(*a[4:8]), v4(*a[8:12]), v4(*a[12:16])),
-    }
-    build = builders.get(kind)
-    return build(args) if build else getattr(t, kind)(*args)
+#: How a number in an integer packed array becomes its element: C's conversion to the element type.
+_INT_ELEMENTS: dict[str | None, _Fn[[Any], int]] = {
+    U8: lambda a: int(a) & 0xFF, I32: lambda a: _wrap(a, 32), I64: lambda a: _wrap(a, 64)}
 
 
 def _make_dictionary(pairs: list[tuple[Any, Any]], rules: KeyRules, memo: Memo) -> Any:
@@ -528,22 +512,27 @@ class _Parser:
         if word in _KEYWORDS:
             return _KEYWORDS[word], None
         if word in _CONSTRUCTORS:
-            kind_name, count = _CONSTRUCTORS[word]
-            self.require(kind_name, tok)
-            args = self.numbers(tok)
-            if len(args) != count:
-                raise s.error(tok.pos, f"{word}() takes {count} numbers, found {len(args)}")
-            if kind_name in _INT_MATH:
-                self.finite(args, tok)
-            elif kind_name == "Color" or not self.dialect.real_is_double:
-                args = [_to_f32(a) for a in args]  # what a float32 real_t (and Color) keeps
-            return _build_math(kind_name, args), None
+            return self.math(*_CONSTRUCTORS[word], tok), None
         if word in _PACKED_NAMES:
             return self.packed(_PACKED_NAMES[word], tok), None
         handler = getattr(self, "c_" + word, None)
         if handler is None:
             raise s.error(tok.pos, f"unexpected identifier '{word}'")
         return handler(tok)  # type: ignore[no-any-return]
+
+    def math(self, spec: TypeSpec, count: int, tok: _Tok) -> Any:
+        """``Vector2(1, 2)`` ...: the numbers, as the engine's components keep them."""
+        self.require(spec.name, tok)
+        args = self.numbers(tok)
+        if len(args) != count:
+            raise self.scanner.error(tok.pos, f"{tok.value}() takes {count} numbers, found {len(args)}")
+        if spec.component == I32:
+            self.finite(args, tok)
+            args = [_wrap(a, 32) for a in args]
+        elif spec.component == F32 or not self.dialect.real_is_double:
+            args = [_to_f32(a) for a in args]  # what a float32 real_t (and Color) keeps
+        assert spec.build is not None
+        return spec.build(args)
 
     def finite(self, args: list[Any], tok: _Tok) -> None:
         for a in args:
@@ -574,25 +563,13 @@ class _Parser:
             if sep.kind != ",":
                 raise s.error(sep.pos, f"expected ',' or ')' in {tok.value}(), found {describe(sep)}")
 
-    def packed(self, kind: str, tok: _Tok) -> Any:
-        self.require(kind, tok)
+    def packed(self, spec: TypeSpec, tok: _Tok) -> Any:
+        self.require(spec.name, tok)
         s = self.scanner
         s.expect("(", f"'(' after {tok.value}")
-        if kind == "PackedStringArray":
-            items: list[str] = []
-            while True:
-                nxt = s.next()
-                if nxt.kind == ")" and not items:
-                    return t.PackedStringArray()
-                if nxt.kind != "str":
-                    raise s.error(nxt.pos, f"expected a string in {tok.value}(), found {describe(nxt)}")
-                items.append(nxt.value)
-                sep = s.next()
-                if sep.kind == ")":
-                    return t.PackedStringArray(items)
-                if sep.kind != ",":
-                    raise s.error(sep.pos, f"expected ',' or ')' in {tok.value}(), found {describe(sep)}")
-        if kind == "PackedByteArray" and s.peek().kind == "str":
+        if spec.family is Family.STRINGS:
+            return self.strings(tok)
+        if spec.component == U8 and s.peek().kind == "str":
             # Godot 4.3+ also reads (and, outside var_to_str, writes) base64: PackedByteArray("AAE=").
             b64 = s.next()
             s.expect(")", f"')' after the base64 string of {tok.value}")
@@ -601,24 +578,40 @@ class _Parser:
             except (binascii.Error, ValueError):
                 raise s.error(b64.pos, "invalid base64 in PackedByteArray") from None
         args = self.numbers(tok, opened=True)
-        if kind in _INT_PACKED:
+        element = _INT_ELEMENTS.get(spec.component)
+        if element is not None:
             self.finite(args, tok)
-        if kind == "PackedByteArray":
-            return bytes(_wrap(a, 8) & 0xFF for a in args)
-        if kind == "PackedInt32Array":
-            return t.PackedInt32Array(_wrap(a, 32) for a in args)
-        if kind == "PackedInt64Array":
-            return t.PackedInt64Array(_wrap(a, 64) for a in args)
-        cls = getattr(t, kind)
-        width = _PACKED_WIDTH.get(kind, 1)
+            return spec.cls(map(element, args))
+        return self.floats(spec, args, tok)
+
+    def strings(self, tok: _Tok) -> t.PackedStringArray:
+        """``PackedStringArray("a", "b")``, its '(' already read."""
+        s = self.scanner
+        items: list[str] = []
+        while True:
+            nxt = s.next()
+            if nxt.kind == ")" and not items:
+                return t.PackedStringArray()
+            if nxt.kind != "str":
+                raise s.error(nxt.pos, f"expected a string in {tok.value}(), found {describe(nxt)}")
+            items.append(nxt.value)
+            sep = s.next()
+            if sep.kind == ")":
+                return t.PackedStringArray(items)
+            if sep.kind != ",":
+                raise s.error(sep.pos, f"expected ',' or ')' in {tok.value}(), found {describe(sep)}")
+
+    def floats(self, spec: TypeSpec, args: list[Any], tok: _Tok) -> Any:
+        """A packed array of floats, vectors or colors: whole elements only, each number kept as
+        the engine keeps it (float32, unless the array is float64 or the build's reals are)."""
+        width = spec.width
         if len(args) % width:
-            raise s.error(tok.pos, f"{tok.value}() needs a multiple of {width} numbers, found {len(args)}")
-        floats = [_to_f32(a) if kind != "PackedFloat64Array" and not self.dialect.real_is_double else float(a)
-                  for a in args]
+            raise self.scanner.error(tok.pos, f"{tok.value}() needs a multiple of {width} numbers, found {len(args)}")
+        double = self.dialect.real_is_double
+        floats = [float(a) for a in args] if spec.component == F64 or double else [_to_f32(a) for a in args]
         if width == 1:
-            return cls(floats)
-        typecode = "d" if self.dialect.real_is_double and kind != "PackedColorArray" else "f"
-        out = cls(typecode=typecode)
+            return spec.cls(floats)
+        out = spec.cls(typecode="d" if double and spec.component == REAL else "f")
         out.data.extend(floats)
         return out
 
@@ -679,7 +672,7 @@ class _Parser:
             return t.ContainerType.of_script(ref.path)
         if tok.value == "Variant" and allow_variant:
             return None
-        if tok.value in _BUILTIN_TYPES:
+        if tok.value in CONTAINER_ELEMENT_TYPES:
             return t.ContainerType(tok.value)
         return t.ContainerType.of_class(tok.value)
 

@@ -12,6 +12,7 @@ from collections.abc import Callable as _Fn
 import attrs
 
 from ..dialects import Dialect, get_dialect
+from ..errors import EncodeError
 from .floats import _float_3, _float_40, _float_45, _rtos_fix_3, _rtos_fix_40, _rtos_fix_45
 
 
@@ -48,18 +49,17 @@ GODOT45_STYLE = TextStyle("godot4.5+", 4, _float_45, _rtos_fix_45, False, True, 
 def text_style(dialect: str | Dialect = "godot4", version: str | None = None) -> TextStyle:
     """The text rules of an engine version (``"3.2"``, ``"4.4"``, ``"4.6"`` ...).
 
-    Without ``version``: the newest engine the dialect stands for (``godot4``
-    -> 4.5+, ``godot4.3`` -> 4.3, ``godot4.0`` -> 4.0-4.2, ``godot3`` -> 3.x).
-    Documented dialects follow their engine family's newest text, since their
-    pages say nothing about text.
+    Without ``version``: the dialect's own (its ``text_version``: ``godot4`` -> 4.5+,
+    ``godot4.3`` -> 4.3, ``godot4.0`` -> 4.0-4.2, ``godot3`` -> 3.x; documented dialects
+    follow their engine family's newest text, since their pages say nothing about text).
+    A dialect without one has no text form here, which is refused rather than guessed.
     """
     d = get_dialect(dialect)
     if version is None:
-        if d.major == 3:
-            return GODOT3_STYLE
-        if d.typed_dictionaries or not d.engine:
-            return GODOT45_STYLE
-        return GODOT40_STYLE
+        version = d.text_version
+        if version is None:
+            raise EncodeError(f"{d.name} has no text form in this library (no engine of its version can be run "
+                              "to check one); the JSON form keeps every value exactly")
     m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?", version.strip())
     if m is None:
         raise ValueError(f"version {version!r} is not like '4.4' or '3.2.3'")
@@ -69,4 +69,3 @@ def text_style(dialect: str | Dialect = "godot4", version: str | None = None) ->
     if major != 4:
         raise ValueError(f"no text rules for Godot {version}: only 3.x and 4.x")
     return GODOT40_STYLE if minor < 4 else GODOT44_STYLE if minor == 4 else GODOT45_STYLE
-

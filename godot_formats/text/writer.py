@@ -10,7 +10,9 @@ from typing import Any, Union
 from .. import types as t
 from ..dialects import Dialect, get_dialect
 from ..errors import EncodeError
-from .common import _BUILTIN_TYPES, _INT_MATH, _INT_PACKED, _PACKED_WIDTH, MASK64, _wrap, type_name_of
+from ..registry import INT32_MAX, INT32_MIN, REGISTRY, Family, TypeSpec
+from ..switches import I32, I64, U8
+from .common import CONTAINER_ELEMENT_TYPES, MASK64, _wrap, spec_of
 from .order import _Order
 from .style import TextStyle, text_style
 
@@ -34,43 +36,6 @@ def c_escape(s: str, major: int = 4) -> str:
 def c_escape_multiline(s: str) -> str:
     """``String::c_escape_multiline`` (String values keep their raw newlines and tabs)."""
     return s.translate(_C_ESCAPE_MULTILINE)
-
-
-# Math types: Godot 4 name -> the components in the order VariantWriter prints them.
-# Transform2D and Projection print columns; Basis (and Transform3D's basis) rows.
-_BASIS_ROWS = ("x.x", "y.x", "z.x", "x.y", "y.y", "z.y", "x.z", "y.z", "z.z")
-_MATH_FIELDS: dict[str, tuple[str, ...]] = {
-    "Vector2": ("x", "y"), "Vector2i": ("x", "y"), "Vector3": ("x", "y", "z"),
-    "Vector3i": ("x", "y", "z"), "Vector4": ("x", "y", "z", "w"), "Vector4i": ("x", "y", "z", "w"),
-    "Quaternion": ("x", "y", "z", "w"), "Color": ("r", "g", "b", "a"),
-    "Rect2": ("position.x", "position.y", "size.x", "size.y"),
-    "Rect2i": ("position.x", "position.y", "size.x", "size.y"),
-    "Plane": ("normal.x", "normal.y", "normal.z", "d"),
-    "AABB": ("position.x", "position.y", "position.z", "size.x", "size.y", "size.z"),
-    "Transform2D": ("x.x", "x.y", "y.x", "y.y", "origin.x", "origin.y"),
-    "Basis": _BASIS_ROWS,
-    "Transform3D": tuple("basis." + p for p in _BASIS_ROWS) + ("origin.x", "origin.y", "origin.z"),
-    "Projection": tuple(f"{c}.{k}" for c in "xyzw" for k in "xyzw"),
-}
-
-
-def _packed_items(value: Any) -> Iterator[Any]:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return iter(bytes(value))
-    return iter(value)
-
-def _getter(path: str) -> _Fn[[Any], Any]:
-    parts = path.split(".")
-
-    def get(v: Any) -> Any:
-        for p in parts:
-            v = getattr(v, p)
-        return v
-
-    return get
-
-
-_MATH_GETTERS = {name: tuple(_getter(p) for p in fields) for name, fields in _MATH_FIELDS.items()}
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -134,6 +99,7 @@ class _Writer:
         self.style = style
         self.order = _Order(dialect, style)
         self.open, self.close = ("( ", " )") if style.spaced else ("(", ")")
+        self.names: dict[TypeSpec, str] = {}  # row -> what this text calls it (see name())
 
     def write(self, root: Any) -> str:
         out: list[str] = []
@@ -175,99 +141,91 @@ class _Writer:
                               f"as text ({type(e).__name__}: {e})", _path(containers, current)) from e
         return "".join(out)
 
-    def name(self, godot4_name: str) -> str:
-        if not self.dialect.has(godot4_name):
-            raise EncodeError(f"{self.dialect.name} has no {godot4_name} type")
-        return self.dialect.native_name(godot4_name) if self.style.major == 3 else godot4_name
+    def name(self, spec: TypeSpec) -> str:
+        """What this text calls the type; a type the dialect lacks has no text in it.
+
+        Godot 3 text uses the dialect's own names (``Quat``, ``PoolIntArray`` ...); Godot 4
+        text the engine's, whatever a documented dialect's page calls the type.
+        """
+        try:
+            return self.names[spec]
+        except KeyError:
+            pass
+        if not self.dialect.has(spec.name):
+            raise EncodeError(f"{self.dialect.name} has no {spec.name} type")
+        major = self.style.major
+        name = self.dialect.native_name(spec.name) if major == 3 else spec.native_name(major)
+        self.names[spec] = name
+        return name
 
     def piece(self, value: Any, depth: int) -> str | _Pieces:
-        kind = type_name_of(value)
-        if kind in _MATH_FIELDS:
-            return self.math(kind, value)
-        if kind in _PACKED_WIDTH or kind in _INT_PACKED or kind in ("PackedFloat32Array", "PackedFloat64Array"):
-            return self.packed(kind, value)
-        return getattr(self, "w_" + kind)(value, depth)  # type: ignore[no-any-return]
+        spec = spec_of(value)
+        return _WRITERS[spec](self, spec, value, depth)
 
     # -- scalars
 
-    def w_Nil(self, value: None, depth: int) -> str:
+    def write_nil(self, spec: TypeSpec, value: None, depth: int) -> str:
         return "null"
 
-    def w_bool(self, value: bool, depth: int) -> str:
+    def write_bool(self, spec: TypeSpec, value: bool, depth: int) -> str:
         return "true" if value else "false"
 
-    def w_int(self, value: int, depth: int) -> str:
+    def write_int(self, spec: TypeSpec, value: int, depth: int) -> str:
         if not -(1 << 63) <= value < 1 << 63:
             raise EncodeError(f"int {value} does not fit in 64 bits")
         return str(value)
 
-    def w_float(self, value: float, depth: int) -> str:
+    def write_float(self, spec: TypeSpec, value: float, depth: int) -> str:
         return self.style.scalar(value)
 
-    def w_String(self, value: str, depth: int) -> str:
+    def write_string(self, spec: TypeSpec, value: str, depth: int) -> str:
         return '"' + c_escape_multiline(value) + '"'
 
-    def w_StringName(self, value: str, depth: int) -> str:
-        self.name("StringName")
+    def write_string_name(self, spec: TypeSpec, value: str, depth: int) -> str:
+        self.name(spec)
         return '&"' + c_escape(value, 4) + '"'
 
-    def w_NodePath(self, value: t.NodePath, depth: int) -> str:
+    def write_node_path(self, spec: TypeSpec, value: t.NodePath, depth: int) -> str:
         return 'NodePath("' + c_escape(str(value), self.style.major) + '")'
 
-    def w_RID(self, value: t.RID, depth: int) -> str:
-        self.name("RID")
-        if self.style.major == 3:
-            return ""  # Godot 3's VariantWriter has no case for RID: it writes nothing
-        if not 0 <= value.id <= MASK64:
-            raise EncodeError(f"RID id {value.id} is not a 64-bit unsigned int")
-        return f"RID({_wrap(value.id, 64)})" if value.id else "RID()"  # itos() of the uint64 id
-
-    def w_Callable(self, value: t.Callable, depth: int) -> str:
-        self.name("Callable")
-        return "Callable()"
-
-    def w_Signal(self, value: t.Signal, depth: int) -> str:
-        self.name("Signal")
-        return "Signal()"
-
-    def w_InputEvent(self, value: t.InputEvent, depth: int) -> str:
-        # Godot 2's own text of these (engine.cfg, .tscn) cannot be checked here against an engine,
-        # so none is made up: the JSON form and the tree hold every field.
-        raise EncodeError("Godot 2's InputEvent has no text form in this library (its engine cannot be run "
-                          "to check one); the JSON form keeps it exactly")
-
-    def w_Image(self, value: t.Image, depth: int) -> str:
-        raise EncodeError("Godot 2's Image has no text form in this library (its engine cannot be run "
-                          "to check one); the JSON form keeps it exactly")
+    def write_record(self, spec: TypeSpec, value: Any, depth: int) -> str:
+        """A record's text is what its row's printer says; Godot 2's records have none that an
+        engine could confirm, so none is made up (the JSON form and the tree hold every field)."""
+        if spec.no_text or spec.text is None:
+            raise EncodeError(spec.no_text or f"{spec.name} has no text form")
+        self.name(spec)
+        return spec.text(value, self.style.major)
 
     # -- math and packed types
 
-    def math(self, kind: str, value: Any) -> str:
-        numbers = [g(value) for g in _MATH_GETTERS[kind]]
-        if kind in _INT_MATH:
-            if not all(-0x80000000 <= n <= 0x7FFFFFFF for n in numbers):
-                raise EncodeError(f"{kind} component out of range: {value!r:.80}")
+    def write_math(self, spec: TypeSpec, value: Any, depth: int) -> str:
+        numbers = spec.parts(value)
+        if spec.component == I32:
+            if not all(INT32_MIN <= n <= INT32_MAX for n in numbers):
+                raise EncodeError(f"{spec.name} component out of range: {value!r:.80}")
             parts = ", ".join(map(str, numbers))
         else:
             parts = ", ".join(map(self.style.real, numbers))
-        return self.name(kind) + self.open + parts + self.close
+        return self.name(spec) + self.open + parts + self.close
 
-    def packed(self, kind: str, value: Any) -> str:
-        name = self.name(kind)
-        if kind in _INT_PACKED:
-            numbers = map(str, _packed_items(value))
-        else:
-            numbers = map(self.style.real, value.data)
-        body = ", ".join(numbers)
-        return name + (self.open + body + self.close if self.style.spaced else "(" + body + ")")
+    def write_packed(self, spec: TypeSpec, value: Any, depth: int) -> str:
+        name = self.name(spec)
+        component = spec.component
+        if component == U8:
+            body = ", ".join(map(str, bytes(value)))  # bytes, bytearray or any memoryview: its raw bytes
+        elif component in _INT_COMPONENTS:
+            body = ", ".join(map(str, value))
+        else:  # the floats, vectors and colors, flat, as the engine prints them
+            body = ", ".join(map(self.style.real, value.data))
+        return name + self.open + body + self.close
 
-    def w_PackedStringArray(self, value: t.PackedStringArray, depth: int) -> str:
+    def write_strings(self, spec: TypeSpec, value: t.PackedStringArray, depth: int) -> str:
         major = self.style.major
         for s in value:
             if not isinstance(s, str):
                 raise EncodeError(f"PackedStringArray holds a {type(s).__name__}, not a String")
         body = ", ".join('"' + c_escape(s, major) + '"' for s in value)
-        return self.name("PackedStringArray") + self.open + body + self.close
+        return self.name(spec) + self.open + body + self.close
 
     # -- containers
 
@@ -278,7 +236,7 @@ class _Writer:
             return self.resource(ct.script)
         if ct.class_name is not None:
             return _class_name(ct.class_name)
-        if ct.builtin not in _BUILTIN_TYPES or not self.dialect.has(ct.builtin):
+        if ct.builtin not in CONTAINER_ELEMENT_TYPES or not self.dialect.has(ct.builtin):
             raise EncodeError(f"{self.dialect.name} has no {ct.builtin} type")
         return ct.builtin  # type: ignore[no-any-return]
 
@@ -294,7 +252,7 @@ class _Writer:
         limit = self.style.max_recursion
         return limit is not None and depth > limit
 
-    def w_Array(self, value: Any, depth: int) -> _Pieces:
+    def write_array(self, spec: TypeSpec, value: Any, depth: int) -> _Pieces:
         typed = isinstance(value, t.TypedArray)
         if typed:
             if not self.dialect.typed_arrays:
@@ -319,7 +277,7 @@ class _Writer:
         if typed:
             yield ")"
 
-    def w_Dictionary(self, value: Any, depth: int) -> _Pieces:
+    def write_dictionary(self, spec: TypeSpec, value: Any, depth: int) -> _Pieces:
         typed = isinstance(value, t.TypedDictionary) and (value.key_type, value.value_type) != (None, None)
         if typed:
             if not self.dialect.typed_dictionaries:
@@ -354,7 +312,7 @@ class _Writer:
     def sorted_pairs(self, pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         return self.order.sort(pairs)
 
-    def w_Object(self, value: Any, depth: int) -> str | _Pieces:
+    def write_object(self, spec: TypeSpec, value: Any, depth: int) -> str | _Pieces:
         if self.style.max_recursion is not None and depth > self.style.max_recursion:
             return "null"
         if isinstance(value, t.EncodedObjectAsID):
@@ -384,6 +342,24 @@ class _Writer:
             else:
                 yield prop, depth
         yield ")\n"
+
+
+_Write = _Fn[[_Writer, TypeSpec, Any, int], Union[str, _Pieces]]
+_INT_COMPONENTS = frozenset({U8, I32, I64})
+
+#: How each family of types is written; the row then says the rest (names, fields, numbers).
+_BY_FAMILY: dict[Family, _Write] = {
+    Family.NIL: _Writer.write_nil, Family.BOOL: _Writer.write_bool, Family.INT: _Writer.write_int,
+    Family.FLOAT: _Writer.write_float, Family.STRING: _Writer.write_string, Family.NODE_PATH: _Writer.write_node_path,
+    Family.MATH: _Writer.write_math, Family.PACKED: _Writer.write_packed, Family.STRINGS: _Writer.write_strings,
+    Family.RECORD: _Writer.write_record, Family.ARRAY: _Writer.write_array, Family.DICTIONARY: _Writer.write_dictionary,
+    Family.OBJECT: _Writer.write_object,
+}
+#: The one type whose text its family does not decide: a StringName is a String in every view
+#: but text, which marks it ``&"..."``.  (Its row has no ``text`` printer to say so yet.)
+_OWN_WRITERS: dict[str, _Write] = {"StringName": _Writer.write_string_name}
+#: Every row's writer, looked up once per value (``spec_for`` maps a subclass to its row).
+_WRITERS: dict[TypeSpec, _Write] = {spec: _OWN_WRITERS.get(spec.name) or _BY_FAMILY[spec.family] for spec in REGISTRY}
 
 
 def to_text(value: Any, dialect: str | Dialect = "godot4", *, version: str | None = None) -> str:
