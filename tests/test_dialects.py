@@ -14,9 +14,9 @@ from strategies import values
 
 import godot_formats as gf
 from godot_formats import dialects as D
-from godot_formats import types as t
 from godot_formats import registry
-from godot_formats.codec import Decoder, Encoder
+from godot_formats import types as t
+from godot_formats.codec import Decoder
 from godot_formats.explain import explain
 
 B = bytes.fromhex
