@@ -18,6 +18,7 @@ can be written in another.
 from __future__ import annotations
 
 from . import types
+from .accel import BACKEND as backend
 from .api import DEFAULT_DIALECT, decode, dump, dumps, load, loads
 from .codec import Decoder, Encoder
 from .codec import decoder_for as decoder_for
@@ -39,5 +40,5 @@ __all__ = [
     "Decoder", "Encoder", "DecodeError", "EncodeError", "ConversionError", "GodotFormatsError",
     "Loss", "DEFAULT_DIALECT", "to_text", "from_text", "convert", "convert_value", "convert_with_report",
     "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError",
-    "StreamPeerBuffer", "FileAccess", *types.__all__,
+    "StreamPeerBuffer", "FileAccess", "backend", *types.__all__,
 ]

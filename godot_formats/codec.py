@@ -22,13 +22,14 @@ from itertools import chain, repeat
 from typing import Any, Iterator
 from typing import Callable as _Fn
 
+from . import accel
 from . import types as t
 from .dialects import UNSUPPORTED, Dialect
 from .errors import DecodeError, EncodeError
 from .keys import KeyRules, Memo, python_keys_agree
-from .registry import BY_NAME, Family, TypeSpec, is_array, is_dictionary, nesting_error, spec_for
+from .registry import BY_NAME, REGISTRY, Family, TypeSpec, is_array, is_dictionary, nesting_error, spec_for
 from .switches import FLAG_64, I32, REAL, FloatFormat, IntFormat, ObjectFormat
-from .wire import COUNT_MASK, INT32_MAX, NODE_PATH_NEW_FORMAT, PADDING, Name, pad4
+from .wire import COMPONENT_FORMATS, COUNT_MASK, INT32_MAX, NODE_PATH_NEW_FORMAT, PADDING, Name, pad4
 
 __all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE"]
 
@@ -220,6 +221,7 @@ class Decoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_size: int = DEFAULT_MAX_SIZE,
         max_elements: int | None = None,
+        backend: str | None = None,
     ) -> None:
         self.dialect = dialect
         self.allow_objects = allow_objects
@@ -258,6 +260,8 @@ class Decoder:
         # Headers of an untyped Array / Dictionary (no flag bits), opened by _Walk.leaves.
         array_id, dict_id = dialect.type_id("Array"), dialect.type_id("Dictionary")
         self._container_headers = (-1 if array_id is None else array_id, -1 if dict_id is None else dict_id)
+        self.backend = "c" if accel.choose(backend) else "python"
+        self._c = _CReader(self).reader if self.backend == "c" else None
 
     def _container_kind(self, name: str) -> int | None:
         """The frame kind of a type whose elements the stack reads, or None for a leaf."""
@@ -311,6 +315,11 @@ class Decoder:
             raise DecodeError(offset, "offset is negative")
         if end - offset > self.max_size:
             raise DecodeError(offset, f"{end - offset} bytes of input exceed max_size={self.max_size}")
+        if self._c is not None:
+            try:
+                return self._c.decode(buf, offset, end, partial(_dictionary, rules=self._key_rules, memo={}))  # type: ignore[no-any-return]
+            except accel.cdecode.Fallback:  # type: ignore[union-attr]
+                pass  # something the compiled core leaves to the reference: it decides
         walk = _Walk(self, buf, offset, end)
         try:
             return walk.run()
@@ -525,6 +534,60 @@ def _strict_strings(buf: bytes, pos: int, count: int, end: int, nul: bool) -> tu
     if p > end:  # offsets only grow: an element ran past the end
         return None
     return t.PackedStringArray(out), p
+
+
+class _CReader:
+    """The compiled reader's tables, made from the same rows and dialect as the reference's.
+
+    Each wire id gets a kind the compiled core reads itself (the commonest types) or 0:
+    "call the reference's reader for this id".  See godot_formats/_cdecode.c.
+    """
+
+    PY, NIL, BOOL, INT, FLOAT, STRING, STRING_NAME, MATH, ARRAY, DICTIONARY, OBJECT, BYTES, PACKED = range(13)
+
+    def __init__(self, dec: Decoder) -> None:
+        self.dec = dec
+        d = dec.dialect
+        table = tuple(self.entry(name) for name in d.types)
+        self.reader = accel.cdecode.Reader(  # type: ignore[union-attr]
+            d.type_mask, table, tuple(dec._readers), self.typed_array_head, self.typed_dict_head,
+            dec.max_depth, -1 if dec.max_elements is None else dec.max_elements)
+
+    def entry(self, name: str) -> tuple[int, Any]:
+        d = self.dec.dialect
+        spec = BY_NAME.get(name)
+        family = None if spec is None else spec.family
+        simple = {"Nil": (self.NIL, None), "bool": (self.BOOL, None), "String": (self.STRING, None),
+                  "StringName": (self.STRING_NAME, t.StringName), "PackedByteArray": (self.BYTES, None),
+                  "int": (self.INT, 1 if d.int_format == IntFormat.I64 else 0),
+                  "float": (self.FLOAT, {FloatFormat.F32: 1, FloatFormat.F64: 2}.get(d.float_format, 0)),
+                  "Array": (self.ARRAY, d.typed_arrays), "Dictionary": (self.DICTIONARY, d.typed_dictionaries)}
+        if name in simple:
+            return simple[name]
+        if family is Family.MATH and spec is not None:
+            _, _, make, arg = self.dec.math_plan(spec)
+            return self.MATH, (make, arg, spec.count, spec.component == I32)
+        if family is Family.PACKED and spec is not None and (spec.component != "i64" or d.int64_array_count_size == 4):
+            typecode, size = COMPONENT_FORMATS[spec.component or ""]
+            return self.PACKED, (spec.cls.from_bytes, typecode, size, spec.width)  # type: ignore[attr-defined]
+        if family is Family.OBJECT and d.object_format == ObjectFormat.ENGINE:
+            return self.OBJECT, t.EncodedObjectAsID
+        return self.PY, None
+
+    def typed_array_head(self, buf: Any, pos: int, header: int, end: int) -> tuple[list[Any], int, int]:
+        """A typed Array's element type and count, read by the reference (_open_array's rules)."""
+        dec = self.dec
+        element_type, pos = dec._read_container_type(buf, pos + 4, end, (header >> 16) & 3)
+        count, pos = dec._read_count(buf, pos, end, 4, "Array")
+        return ([] if element_type is None else t.TypedArray(element_type)), count, pos
+
+    def typed_dict_head(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int, int]:
+        """A typed Dictionary's key and value types and count (_open_dictionary's rules)."""
+        dec = self.dec
+        key_type, pos = dec._read_container_type(buf, pos + 4, end, (header >> 16) & 3)
+        value_type, pos = dec._read_container_type(buf, pos, end, (header >> 18) & 3)
+        count, pos = dec._read_count(buf, pos, end, 8, "Dictionary")
+        return (key_type, value_type), count, pos
 
 
 class _Walk:
@@ -780,7 +843,8 @@ class Encoder:
     #: leave it uninitialised (godot#44999); we write zeros, as 4.6.3+ does.
     node_path_padding = b"\0"
 
-    def __init__(self, dialect: Dialect, *, full_objects: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+    def __init__(self, dialect: Dialect, *, full_objects: bool = False, max_depth: int = DEFAULT_MAX_DEPTH,
+                 backend: str | None = None) -> None:
         self.dialect = dialect
         self.full_objects = full_objects
         self.max_depth = max_depth
@@ -798,6 +862,32 @@ class Encoder:
         self._math_plans: dict[str, tuple[bytes, struct.Struct, _Fn[[Any], Any]]] = {}
         self._packed_plans: dict[str, tuple[_Fn[[int], bytes], str]] = {}
         self._writers: dict[type, _Fn[[bytearray, Any], Iterator[Any] | None]] = {Name: self.write_raw_name}
+        self.backend = "c" if accel.choose(backend) else "python"
+        self._c = self._c_writer() if self.backend == "c" else None
+
+    def _c_writer(self) -> Any:
+        """The compiled writer, with this dialect's headers, number formats and vector types."""
+        d = self.dialect
+        headers = tuple(self._headers.get(n, -1) for n in ("Nil", "bool", "int", "float", "String", "Array",
+                                                            "Dictionary", "Object"))
+        int_mode = {IntFormat.AUTO: 0, IntFormat.FLAG64: 1, IntFormat.I64: 2, IntFormat.I32: 3}[d.int_format]
+        float_mode = {FloatFormat.AUTO: 0, FloatFormat.FLAG64: 1, FloatFormat.F32: 2,
+                      FloatFormat.F64: 3}[d.float_format]
+        math: dict[type, tuple[bytes, int, int]] = {}
+        for spec in REGISTRY:
+            if spec.family is Family.MATH and issubclass(spec.cls, t.Components) and d.has(spec.name) \
+                    and spec.parts is not None and spec.count == len(spec.cls._fields):
+                header, fmt, _ = self.math_plan(spec)
+                math[spec.cls] = (header, spec.count, "fid".index(fmt.format[-1]))
+        return accel.cencode.Writer(headers, int_mode, float_mode, math, self._c_leaf,  # type: ignore[union-attr]
+                                    self.max_depth)
+
+    def _c_leaf(self, value: Any) -> bytes:
+        """The reference's bytes for one value without children (for the compiled writer)."""
+        out = bytearray()
+        if self.writer(value)(out, value) is not None:
+            raise EncodeError("a container: the reference writes it")
+        return bytes(out)
 
     def writer(self, value: Any) -> _Fn[[bytearray, Any], Iterator[Any] | None]:
         """The writer of ``value``'s type (its registry row's), remembered per class."""
@@ -814,6 +904,11 @@ class Encoder:
         lone = self._lone_buffer(value)
         if lone is not None:
             return lone
+        if self._c is not None:
+            try:
+                return self._c.encode(value)  # type: ignore[no-any-return]
+            except accel.cencode.Fallback:  # type: ignore[union-attr]
+                pass  # something the compiled core leaves to the reference: it decides
         out = bytearray()
         self.encode_into(out, value)
         return bytes(out)

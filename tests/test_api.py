@@ -145,3 +145,15 @@ def test_size_and_element_limits() -> None:
         gf.loads(blob, max_size=16)
     assert info.value.offset == 0
     assert gf.loads(gf.dumps(t.PackedInt32Array(range(100))), max_elements=0) == t.PackedInt32Array(range(100))
+
+
+def test_the_environment_forces_the_pure_python_reference() -> None:
+    """GODOT_FORMATS_PURE=1 turns the compiled core off for the process (docs/architecture.md)."""
+    import os
+    import subprocess
+    import sys
+
+    script = "import godot_formats as gf; print(gf.backend, gf.codec.Decoder(gf.get_dialect('godot4')).backend)"
+    env = {**os.environ, "GODOT_FORMATS_PURE": "1"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["python", "python"]

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Fuzz the compiled core under ASan + UBSan:  fuzz/run_compiled.sh SECONDS WORKDIR
+# Replay findings (or any inputs):             fuzz/run_compiled.sh replay WORKDIR FILE...
+#
+# Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode compiled with
+# -fsanitize=address,undefined (gcc; any report aborts), then runs fuzz/fuzz_compiled.py from
+# fuzz/corpus, new inputs to WORKDIR/corpus, findings to WORKDIR/findings/.  Needs atheris
+# (pip install atheris) and gcc.  See fuzz/README.md.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+mode=fuzz
+if [ "${1:-}" = replay ]; then mode=replay; shift; fi
+if [ "$mode" = fuzz ]; then seconds=$1; work=$2; else work=$1; shift; fi
+mkdir -p "$work/pkg" "$work/corpus" "$work/findings"
+rm -rf "$work/pkg/godot_formats"
+cp -r "$root/godot_formats" "$work/pkg/"
+rm -f "$work/pkg/godot_formats"/*.so
+suffix=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1 -std=c99 -Wall"
+for m in _cdecode _cencode; do
+  gcc $flags -shared -fPIC $(python3-config --includes) "$root/godot_formats/$m.c" -o "$work/pkg/godot_formats/$m$suffix"
+done
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export PYTHONMALLOC=malloc PYTHONPATH="$work/pkg"
+if [ "$mode" = replay ]; then
+  exec python3 "$here/fuzz_compiled.py" "$@"
+fi
+python3 "$here/fuzz_compiled.py" "$work/corpus" "$here/corpus" -artifact_prefix="$work/findings/" \
+  -dict="$here/godot.dict" -max_len=16384 -timeout=30 -rss_limit_mb=4096 -max_total_time="$seconds" \
+  -print_final_stats=1 2>&1 | tee -a "$work/fuzz.log"

@@ -1,0 +1,40 @@
+"""The optional compiled core (godot_formats._cdecode, godot_formats._cencode).
+
+Everything else is in pyproject.toml.  The extensions are optional: where no C compiler is
+found the build says so in one line and the package installs without them, and the
+pure-Python reference codec does all the work (``godot_formats.backend == "python"``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class OptionalBuildExt(build_ext):
+    """Build the compiled core when possible; one line, not a traceback, when not."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as e:  # noqa: BLE001 - no compiler, no headers: the reference codec serves
+            print(f"godot-formats: compiled core not built ({type(e).__name__}); using pure Python", file=sys.stderr)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as e:  # noqa: BLE001
+            print(f"godot-formats: {ext.name} not built ({type(e).__name__}); using pure Python", file=sys.stderr)
+
+
+EXTRA = ["-O2", "-std=c99", "-Wall", "-Wno-unused-function"] if sys.platform != "win32" else []
+
+setup(
+    ext_modules=[
+        Extension("godot_formats._cdecode", ["godot_formats/_cdecode.c"], extra_compile_args=EXTRA, optional=True),
+        Extension("godot_formats._cencode", ["godot_formats/_cencode.c"], extra_compile_args=EXTRA, optional=True),
+    ],
+    cmdclass={"build_ext": OptionalBuildExt},
+)

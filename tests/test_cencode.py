@@ -1,0 +1,482 @@
+"""The compiled writer (godot_formats/_cencode.c) against the reference Encoder.
+
+The compiled writer either raises ``Fallback`` or returns exactly the reference's bytes; the
+common values (plain ints, floats, strings, lists, dicts, vectors) must never fall back.
+The writers are built here the way the Python side builds them (``Encoder._c_writer``), from
+a reference ``Encoder``, so these tests do not depend on which backend the process uses.
+"""
+
+from __future__ import annotations
+
+import enum
+import gc
+import math
+import os
+import struct
+import sys
+import weakref
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, read_jsonl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import INT32, INT64, TEXT, values
+
+from godot_formats import types as t
+from godot_formats.codec import Decoder, Encoder
+from godot_formats.dialects import get_dialect
+from godot_formats.errors import DecodeError, EncodeError, GodotFormatsError
+from godot_formats.registry import REGISTRY, Family
+
+if os.environ.get("GODOT_FORMATS_PURE", "") not in ("", "0"):
+    pytest.skip("GODOT_FORMATS_PURE is set: the compiled core is off", allow_module_level=True)
+_cencode = pytest.importorskip("godot_formats._cencode", reason="the compiled writer is not built")
+Fallback = _cencode.Fallback
+
+DIALECTS = ["godot4", "godot3", "godot3.0", "godot4-double"]
+HEADER_NAMES = ("Nil", "bool", "int", "float", "String", "Array", "Dictionary", "Object")
+INT_MODES = ("auto", "flag64", "i64", "i32")
+FLOAT_MODES = ("auto", "flag64", "f32", "f64")
+
+
+def make_writer(enc: Encoder) -> Any:
+    """The compiled writer for ``enc``'s dialect, built as the Python side builds it."""
+
+    def header(name: str) -> int:
+        try:
+            return enc.header(name)
+        except EncodeError:
+            return -1
+
+    math_types: dict[type, tuple[bytes, int, int]] = {}
+    for spec in REGISTRY:
+        if (spec.family is Family.MATH and issubclass(spec.cls, t.Components) and enc.dialect.has(spec.name)
+                and spec.count == len(spec.cls._fields)):
+            header_bytes, fmt, _ = enc.math_plan(spec)
+            math_types[spec.cls] = (header_bytes, spec.count, "fid".index(fmt.format[-1]))
+
+    def leaf(value: Any) -> bytes:
+        out = bytearray()
+        if enc.writer(value)(out, value) is not None:
+            raise EncodeError("a container: the reference writes it")
+        return bytes(out)
+
+    return _cencode.Writer(tuple(header(n) for n in HEADER_NAMES), INT_MODES.index(enc.dialect.int_format),
+                           FLOAT_MODES.index(enc.dialect.float_format), math_types, leaf, enc.max_depth)
+
+
+_PAIRS: dict[tuple[str, bool], tuple[Any, Encoder]] = {}
+
+
+def pair(dialect: str, full_objects: bool = False) -> tuple[Any, Encoder]:
+    """(compiled writer, reference encoder) of one dialect, made once."""
+    key = (dialect, full_objects)
+    if key not in _PAIRS:
+        ref = Encoder(get_dialect(dialect), full_objects=full_objects, backend="python")
+        _PAIRS[key] = (make_writer(ref), ref)
+    return _PAIRS[key]
+
+
+def check(dialect: str, value: Any, must_encode: bool = False, full_objects: bool = False) -> bytes | None:
+    """The compiled bytes (None after a Fallback), asserted equal to the reference's."""
+    writer, ref = pair(dialect, full_objects)
+    try:
+        ours = writer.encode(value)
+    except Fallback:
+        assert not must_encode, f"fell back on {value!r}"
+        return None
+    try:
+        expected = ref.encode(value)
+    except GodotFormatsError as e:  # pragma: no cover - a bug: C wrote what the reference refuses
+        raise AssertionError(f"C wrote {ours.hex()} where the reference raises {e!r}") from None
+    assert ours == expected, f"{value!r}\nC   {ours.hex()}\nref {expected.hex()}"
+    return ours
+
+
+def falls_back(dialect: str, value: Any) -> bool:
+    try:
+        pair(dialect)[0].encode(value)
+    except Fallback:
+        return True
+    return False
+
+
+def nest(depth: int) -> list[Any]:
+    """``depth`` non-empty lists around an empty one."""
+    v: list[Any] = []
+    for _ in range(depth):
+        v = [v]
+    return v
+
+
+def ids(values_: list[Any]) -> list[str]:
+    """Test ids: a value's repr may be megabytes (or recurse 1024 deep)."""
+    return [f"{i}-{type(v).__name__}" for i, v in enumerate(values_)]
+
+
+def f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]  # type: ignore[no-any-return]
+
+
+class Small(enum.IntEnum):
+    A = 5
+    BIG = 2**40
+
+
+class MyFloat(float):
+    pass
+
+
+class MyStr(str):
+    pass
+
+
+FLT_MAX = f32(0x7F7FFFFF)
+
+# Values the compiled writer must handle itself (in every dialect tested here).
+COMMON: list[Any] = [
+    None, True, False, 0, 1, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, -(2**63),
+    0.0, -0.0, 0.5, 0.1, 1e300, -1e-300, math.inf, -math.inf, math.nan, FLT_MAX, -FLT_MAX,
+    3.4028235e38, 1e39, -1e39, f32(1), f32(0x00800000), 5e-324, 1e-45, 2.0**-149, 2.0**-150, 16777217.0,
+    "", "a", "ab", "abc", "abcd", "abcde", "héllo", "日本語", "\U0001F600", "\x00", "x" * 5000, "é" * 3001,
+    [], {}, (), [[]], [{}], {"a": []}, ([], ()), [1, 2.5, "x", None, True],
+    list(range(100)), [0.5] * 40, [0.1] * 40, list(range(2**31 - 20, 2**31 + 20)),
+    {"k": 1, "l": {"m": [1, {"n": ()}]}}, {1: 2, 1.5: None, None: True, (1, 2): [3], False: "f", "": ""},
+    {("a", ("b",)): {"c": {}}},
+    t.Vector2(1.5, 2.5), t.Vector3(1, 2, 3), t.Quaternion(0, 0, 0, 1), t.Color(1, 0, 0, 1),
+    t.Color(0.1, 0.2, 0.3, 0.4), t.Vector2(math.inf, -math.inf), t.Vector2(-0.0, FLT_MAX),
+    [t.Vector2(1, 2), {"pos": t.Vector3(0.5, -1, 2)}],
+    nest(1024), [nest(1023)], {"a": nest(1023)},
+]
+GODOT4_COMMON = [t.Vector2i(-(2**31), 2**31 - 1), t.Vector3i(1, 2, 3), t.Vector4(1, 2, 3, 4), t.Vector4i(1, 2, 3, 4)]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("value", COMMON + GODOT4_COMMON, ids=ids(COMMON + GODOT4_COMMON))
+def test_common_values_never_fall_back(dialect: str, value: Any) -> None:
+    must = not any(value is v for v in GODOT4_COMMON) or dialect.startswith("godot4")
+    check(dialect, value, must_encode=must)
+
+
+def _self_list() -> list[Any]:
+    a: list[Any] = [1]
+    a.append(a)
+    return a
+
+
+def _self_dict() -> dict[str, Any]:
+    d: dict[str, Any] = {"x": 1}
+    d["self"] = d
+    return d
+
+
+# Values the compiled writer must leave to the reference (it raises, or does what C does not).
+FALLS_BACK: list[Any] = [
+    2**63, -(2**63) - 1, 10**40, -(10**40),  # beyond int64: the reference raises
+    nest(1025), [nest(1024)], {"a": nest(1024)}, (nest(1024),),  # deeper than max_depth
+    _self_list(), _self_dict(),
+    [1, 2, 2**64],  # fails late: nothing of the earlier elements escapes
+    t.Vector2(1e39, 0.0), t.Vector2(math.nan, 0.0),  # float32 components C does not narrow
+    tuple.__new__(t.Vector2, (1, 2)),  # int components of a float vector
+    tuple.__new__(t.Vector3, (1.0, 2.0)),  # the wrong number of components
+    t.Dictionary([(1, 2)]), t.TypedArray("int", [1, 2]),  # containers of the model's own classes
+    t.Object("Node", {}), object(),  # refused by the reference
+]
+
+
+@pytest.mark.parametrize("dialect", ["godot4", "godot3"])
+@pytest.mark.parametrize("value", FALLS_BACK, ids=ids(FALLS_BACK))
+def test_falls_back(dialect: str, value: Any) -> None:
+    assert falls_back(dialect, value)
+
+
+def test_float32_components_beyond_range_are_float64_in_a_double_build() -> None:
+    check("godot4-double", t.Vector2(1e39, math.nan), must_encode=True)
+
+
+def test_vector2i_beyond_int32_falls_back_and_the_reference_raises() -> None:
+    v = tuple.__new__(t.Vector2i, (2**31, 0))
+    assert falls_back("godot4", v)
+    with pytest.raises(EncodeError):
+        pair("godot4")[1].encode(v)
+
+
+def test_depth_limit_matches_the_reference() -> None:
+    writer, ref = pair("godot4")
+    assert writer.encode(nest(1024)) == ref.encode(nest(1024))
+    for value in (nest(1025), _self_list(), _self_dict()):
+        with pytest.raises(Fallback):
+            writer.encode(value)
+        with pytest.raises(EncodeError, match="nest|deep"):
+            ref.encode(value)
+    # Empty containers open nothing: they do not count.
+    check("godot4", [nest(1023)], must_encode=True)
+    check("godot4", [[[]] * 3] * 3, must_encode=True)
+    # A deep value with a small max_depth.
+    ref2 = Encoder(get_dialect("godot4"), max_depth=3, backend="python")
+    w2 = make_writer(ref2)
+    assert w2.encode(nest(3)) == ref2.encode(nest(3))
+    with pytest.raises(Fallback):
+        w2.encode(nest(4))
+    with pytest.raises(EncodeError):
+        ref2.encode(nest(4))
+
+
+# Values the leaf callback writes (subclasses, the other Godot types): same bytes, or Fallback.
+LEAVES: list[Any] = [
+    Small.A, Small.BIG, MyFloat(0.1), MyStr("x"), t.StringName("name"), t.NodePath("a/b:c"),
+    b"\x01\x02\x03", bytearray(b"xy"), t.PackedInt32Array([1, 2]), t.PackedStringArray(["a", "bc"]),
+    t.Rect2(t.Vector2(1, 2), t.Vector2(3, 4)), t.Basis(t.Vector3(1, 0, 0), t.Vector3(0, 1, 0), t.Vector3(0, 0, 1)),
+    t.RID(), t.Callable(), t.Signal("s", 3), t.EncodedObjectAsID(7), t.TypedArray("int", []),
+    [Small.A, t.StringName("n"), {"k": t.NodePath("x")}], {t.StringName("k"): MyFloat(1.5)},
+    "\ud800", "a\udc00b", ["\udfff"], {"\ud800": 1},  # unpaired surrogates: godot3 writes them, godot4 refuses
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("value", LEAVES, ids=ids(LEAVES))
+def test_leaf_values(dialect: str, value: Any) -> None:
+    surrogate = "\ud800" in repr(value) or "\udc00" in repr(value) or "\udfff" in repr(value)
+    if not surrogate:
+        check(dialect, value)
+    else:
+        out = check(dialect, value)
+        assert (out is not None) == dialect.startswith("godot3")
+
+
+def test_a_bool_is_not_an_int() -> None:
+    out = check("godot4", [True, 1, False, 0], must_encode=True)
+    assert out == bytes.fromhex("1c000000 04000000 01000000 01000000 02000000 01000000"
+                                "01000000 00000000 02000000 00000000")  # bool 1, int 1, bool 0, int 0
+
+
+# --- Hypothesis ------------------------------------------------------------------------------
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@SETTINGS
+@given(data=st.data())
+def test_any_value_same_bytes_or_fallback(dialect: str, data: st.DataObject) -> None:
+    check(dialect, data.draw(values(dialect)))
+
+
+def _common(dialect: str) -> st.SearchStrategy[Any]:
+    """Values the compiled writer must always write itself in this dialect."""
+    d = get_dialect(dialect)
+    single = st.floats(width=32, allow_nan=False) | st.sampled_from([math.inf, -math.inf, -0.0, FLT_MAX])
+    real = st.floats(allow_nan=False) if d.real_is_double else single  # Color is float32 in every build
+    leaf = st.one_of(
+        st.none(), st.booleans(), INT64, INT32, st.floats(), st.floats(width=32), TEXT,
+        st.text(max_size=40).filter(lambda s: not any(0xD800 <= ord(c) <= 0xDFFF for c in s)),
+        st.builds(t.Vector2, real, real), st.builds(t.Vector3, real, real, real),
+        st.builds(t.Color, single, single, single, single), st.builds(t.Quaternion, real, real, real, real),
+        *([st.builds(t.Vector2i, INT32, INT32), st.builds(t.Vector4, real, real, real, real)]
+          if d.has("Vector4") else []),
+    )
+    keys = st.one_of(TEXT, INT32, st.none())
+    return st.recursive(leaf, lambda c: st.one_of(
+        st.lists(c, max_size=6), st.tuples(c, c), st.dictionaries(keys, c, max_size=5)), max_leaves=30)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@SETTINGS
+@given(data=st.data())
+def test_common_hypothesis_values_never_fall_back(dialect: str, data: st.DataObject) -> None:
+    check(dialect, data.draw(_common(dialect)), must_encode=True)
+
+
+@pytest.mark.parametrize("dialect", ["godot4", "godot3.0"])
+@SETTINGS
+@given(x=st.integers(min_value=-(2**64), max_value=2**64) | st.integers())
+def test_any_int(dialect: str, x: int) -> None:
+    check(dialect, x, must_encode=-(2**63) <= x < 2**63)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@SETTINGS
+@given(bits=st.integers(min_value=0, max_value=2**64 - 1))
+def test_any_double_bit_pattern(dialect: str, bits: int) -> None:
+    x = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    check(dialect, [x, t.Vector2(x, 0.0) if not math.isnan(x) else x], must_encode=dialect == "godot4-double")
+    check(dialect, x, must_encode=True)
+
+
+# --- other dialects' number formats ----------------------------------------------------------------
+
+OTHER_FORMATS = COMMON[:40] + [[1, 0.5, "x"], 2**40, FLT_MAX, 1e39, math.nan, math.inf]
+
+
+@pytest.mark.parametrize("dialect", ["godot2", "docs-godot3.0"])
+@pytest.mark.parametrize("value", OTHER_FORMATS, ids=ids(OTHER_FORMATS))
+def test_other_number_formats(dialect: str, value: Any) -> None:
+    check(dialect, value)  # i32/f32 (godot2) and i64/f32 (docs): same bytes or Fallback
+
+
+def test_f32_dialect_falls_back_where_it_cannot_narrow() -> None:
+    for value in (1e39, -1e39, math.nan, 3.4028235e38):
+        assert falls_back("godot2", value)
+    assert check("godot2", 0.1) is not None  # rounded to float32, as the reference does
+    assert falls_back("godot2", 2**31)
+    assert check("docs-godot3.0", 2**40) is not None
+
+
+# --- the engine fixtures ---------------------------------------------------------------------------
+
+def _fixture_blobs() -> list[Any]:
+    blobs: dict[tuple[str, str], None] = {}
+    for engine in ("godot3", "godot4"):
+        for path in sorted((FIXTURES / engine).glob("*.jsonl")):
+            for case in read_jsonl(path):
+                for key in ("hex", "in_hex", "hex_full_objects", "hex_to_native"):
+                    if isinstance(case.get(key), str) and case[key]:
+                        blobs[(engine, case[key])] = None
+    return list(blobs)
+
+
+FIXTURE_BLOBS = _fixture_blobs()
+
+
+@pytest.mark.parametrize("full_objects", [False, True])
+def test_engine_fixtures_reencode_identically(full_objects: bool) -> None:
+    decoders = {e: Decoder(get_dialect(e), allow_objects=True, backend="python", max_elements=None)
+                for e in ("godot3", "godot4")}
+    encoded = fell_back = 0
+    for engine, blob in FIXTURE_BLOBS:
+        try:
+            value, _ = decoders[engine].decode(bytes.fromhex(blob))
+        except DecodeError:
+            continue
+        writer, ref = pair(engine, full_objects)
+        try:
+            ours = writer.encode(value)
+        except Fallback:
+            fell_back += 1
+            continue
+        assert ours == ref.encode(value), f"{engine} {blob[:80]}"
+        encoded += 1
+    assert encoded > 500 and fell_back < encoded, (encoded, fell_back)
+
+
+def test_fixture_blob_count() -> None:
+    assert len(FIXTURE_BLOBS) > 800
+
+
+# --- robustness: references, the callback, construction ----------------------------------------------
+
+def test_no_reference_leaks() -> None:
+    writer, _ = pair("godot4")
+    key, item, inner = "key-" + "x" * 10, t.StringName("sn"), [1.5, "é"]
+    values_ = [
+        {key: [item, inner, (inner, inner)], "v": t.Vector2(1, 2)},
+        [inner, {key: inner}, 2**64],  # falls back half-way
+        {key: inner, "d": t.Dictionary([(1, 2)])},  # falls back in the leaf callback
+        _self_list(),
+    ]
+    tracked = [key, item, inner, *values_]
+    before = [sys.getrefcount(o) for o in tracked]
+    for _ in range(200):
+        for v in values_:
+            try:
+                writer.encode(v)
+            except Fallback:
+                pass
+    del v
+    assert [sys.getrefcount(o) for o in tracked] == before
+
+
+def _writer_with_leaf(leaf: Any, max_depth: int = 1024) -> Any:
+    return _cencode.Writer((0, 1, 2, 3, 4, 28, 27, 24), 0, 0, {}, leaf, max_depth)
+
+
+def test_leaf_mutating_the_containers_is_a_fallback() -> None:
+    for shape in ([1, t.StringName("a"), 2, 3], {"a": t.StringName("a"), "b": 2}, {t.StringName("a"): [1], "b": 2}):
+
+        def leaf(value: Any, data: Any = shape) -> bytes:
+            data.clear()  # the container being written, under the writer's feet
+            return b"\0\0\0\0"
+
+        with pytest.raises(Fallback):
+            _writer_with_leaf(leaf).encode(shape)
+
+
+def test_leaf_results() -> None:
+    with pytest.raises(Fallback):
+        _writer_with_leaf(lambda v: "not bytes").encode([object()])
+    with pytest.raises(Fallback):
+        _writer_with_leaf(lambda v: 1 / 0).encode({"a": object()})
+
+    def interrupt(v: Any) -> bytes:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # passed on: Ctrl-C is not retried by the reference
+        _writer_with_leaf(interrupt).encode([object()])
+    assert _writer_with_leaf(lambda v: b"\1\2\3").encode([object()]) == bytes.fromhex("1c00000001000000010203")
+
+
+def test_missing_headers_fall_back() -> None:
+    w = _cencode.Writer((-1,) * 8, 0, 0, {}, lambda v: b"", 8)
+    for value in (None, True, 1, 1.0, "s", [], {}):
+        with pytest.raises(Fallback):
+            w.encode(value)
+
+
+def test_big_output_grows_the_buffer() -> None:
+    value = {f"k{i}": ["v" * (i % 50), i, i * 0.5] for i in range(20000)}
+    check("godot4", value, must_encode=True)
+
+
+def test_construction_is_checked() -> None:
+    leaf = lambda v: b""  # noqa: E731
+    good = ((0,) * 8, 0, 0, {}, leaf, 4)
+    _cencode.Writer(*good)
+    for bad, exc in [
+        (((0,) * 7, 0, 0, {}, leaf, 4), ValueError),
+        (((0,) * 8, 4, 0, {}, leaf, 4), ValueError),
+        (((0,) * 8, 0, -1, {}, leaf, 4), ValueError),
+        (((0,) * 8, 0, 0, {}, 5, 4), TypeError),
+        (((2**40,) * 8, 0, 0, {}, leaf, 4), ValueError),
+        ((("x",) * 8, 0, 0, {}, leaf, 4), TypeError),
+        (((0,) * 8, 0, 0, [], leaf, 4), TypeError),
+        (((0,) * 8, 0, 0, {int: (b"", 1, 0)}, leaf, 4), TypeError),  # not a tuple subclass
+        (((0,) * 8, 0, 0, {t.Vector2: (b"", 2, 3)}, leaf, 4), ValueError),
+        (((0,) * 8, 0, 0, {t.Vector2: ("x", 2, 0)}, leaf, 4), TypeError),
+    ]:
+        with pytest.raises(exc):
+            _cencode.Writer(*bad)
+    assert _cencode.Writer(*good).max_depth == 4
+    assert issubclass(Fallback, Exception)
+
+
+def test_writer_and_encoder_cycle_is_collected() -> None:
+    ref = Encoder(get_dialect("godot4"), backend="python")
+    ref.c_writer_for_test = make_writer(ref)  # type: ignore[attr-defined]  # Encoder -> Writer -> leaf -> Encoder
+    alive = weakref.ref(ref)
+    del ref
+    gc.collect()
+    assert alive() is None
+
+
+# benchmarks/bench.py's container workloads (copied: the benchmark imports its peers' libraries).
+_SMALL: tuple[Any, ...] = (1, -7, 2147483648, 0.5, 0.1, "ab", "héllo", True, None,
+                           t.Vector2(1, 2), t.Color(1, 0, 0, 1))
+
+
+def bench_dict(n: int) -> dict[str, Any]:
+    return {f"k{i}": _SMALL[i % len(_SMALL)] for i in range(n)}
+
+
+def bench_records(n: int) -> list[dict[str, Any]]:
+    return [{"id": i, "pos": t.Vector3(i, i * 0.5, -i), "tags": ["a", "b"], "hp": 0.75} for i in range(n)]
+
+
+BENCH_MESSAGE = {"type": "move", "id": 12345, "pos": t.Vector2(1.5, 2.5), "name": "player_one", "flags": [1, 2, 3]}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_benchmark_workloads_never_fall_back(dialect: str) -> None:
+    check(dialect, bench_dict(5000), must_encode=True)
+    check(dialect, bench_records(2000), must_encode=True)
+    check(dialect, BENCH_MESSAGE, must_encode=True)
