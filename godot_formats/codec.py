@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import operator
 import struct
-import sys
 from array import array
 from functools import cache, lru_cache, partial
 from itertools import chain, repeat
@@ -29,7 +28,21 @@ from .errors import DecodeError, EncodeError
 from .keys import KeyRules, Memo, python_keys_agree
 from .registry import BY_NAME, REGISTRY, Family, TypeSpec, is_array, is_dictionary, nesting_error, spec_for
 from .switches import FLAG_64, I32, REAL, FloatFormat, IntFormat, ObjectFormat
-from .wire import COMPONENT_FORMATS, COUNT_MASK, INT32_MAX, NODE_PATH_NEW_FORMAT, PADDING, Name, pad4
+from .wire import (
+    _BIG_ENDIAN,
+    COMPONENT_FORMATS,
+    COUNT_MASK,
+    INT32_MAX,
+    NODE_PATH_NEW_FORMAT,
+    PADDING,
+    Name,
+    _f32,
+    _i32,
+    _u64,
+    pack_u32,
+    pad4,
+    u32_at,
+)
 
 __all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE"]
 
@@ -41,17 +54,8 @@ DEFAULT_MAX_SIZE = 0x7FFFFFFF
 # Re-exported: explain and the tests read these from here.
 __all__ += ["NODE_PATH_NEW_FORMAT", "COUNT_MASK", "INT32_MAX"]
 
-_u32 = struct.Struct("<I")
-_i32 = struct.Struct("<i")
-_u64 = struct.Struct("<Q")
-_i64 = struct.Struct("<q")
-_f32 = struct.Struct("<f")
-_f64 = struct.Struct("<d")
-u32_at = _u32.unpack_from
+# The primitive structs are the wire module's: one definition of the format's numbers.
 i32_at = _i32.unpack_from
-pack_u32 = _u32.pack
-
-_BIG_ENDIAN = sys.byteorder == "big"
 _HEADER_I32 = struct.Struct("<Ii")
 _HEADER_F32 = struct.Struct("<If")
 _HEADER_U32 = struct.Struct("<II")
