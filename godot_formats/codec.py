@@ -934,6 +934,12 @@ class Encoder:
 
     def encode_into(self, out: bytearray, value: Any) -> None:
         """Append the encoding of ``value`` to ``out``."""
+        if self._c is not None:
+            try:
+                out += self._c.encode(value)
+                return
+            except accel.cencode.Fallback:  # type: ignore[union-attr]
+                pass  # the reference decides
         try:
             self._write_all(out, [iter((value,))])
         except _Failed as failed:

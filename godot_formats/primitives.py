@@ -40,6 +40,7 @@ from typing import Any, Literal, NamedTuple, Union
 from .codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encoder_for
 from .dialects import Dialect, get_dialect
 from .errors import DecodeError, EncodeError, GodotFormatsError
+from .framing import MAX_FRAME_LENGTH
 
 __all__ = [
     "OnEof", "NonAscii", "Primitive", "PRIMITIVES", "NonAsciiWarning", "ByteCursor",
@@ -335,8 +336,8 @@ class ByteCursor:
     def _put_var(self, value: Any, full_objects: bool) -> None:
         """``put_var``/``store_var``: ``put_32`` of the length (so ``big_endian`` applies), then ``var_to_bytes``."""
         data = self._encoder(bool(full_objects)).encode(value)
-        if len(data) > _INT32_MAX:
-            raise EncodeError(f"the encoded value is {len(data)} bytes; the engine reads at most {_INT32_MAX}")
+        if len(data) > MAX_FRAME_LENGTH:  # the framing rule (godot_formats.framing)
+            raise EncodeError(f"the encoded value is {len(data)} bytes; the engine reads at most {MAX_FRAME_LENGTH}")
         self._put_counted(data)
 
     def _get_var(self, allow_objects: bool, name: str) -> Any:
