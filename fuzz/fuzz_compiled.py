@@ -19,16 +19,27 @@ in tests/test_backends.py.  Replay one with: fuzz/run_compiled.sh replay FILE...
 
 from __future__ import annotations
 
+import os
+import random
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
-import atheris
-
-with atheris.instrument_imports(include=["godot_formats"]):
+MUTATE = sys.argv[1:2] == ["--mutate"]
+if MUTATE:  # random mutation without libFuzzer: no atheris needed, nothing instrumented
     import godot_formats as gf
     from godot_formats.codec import Decoder, Encoder
     from godot_formats.dialects import get_dialect
     from godot_formats.keys import same_value
+else:
+    import atheris
+
+    with atheris.instrument_imports(include=["godot_formats"]):
+        import godot_formats as gf
+        from godot_formats.codec import Decoder, Encoder
+        from godot_formats.dialects import get_dialect
+        from godot_formats.keys import same_value
 
 DIALECTS = ("godot4", "godot3", "godot4.0", "godot4-double", "godot3.0", "docs-godot4", "godot2")
 PAIRS = {(name, objects): (Decoder(get_dialect(name), allow_objects=objects, backend="c"),
@@ -60,9 +71,52 @@ def test_one_input(data: bytes) -> None:
                                  f"reference {expected!r:.300}")
 
 
+#: Words the mutations splice in: type headers with flags, hostile counts.
+_WORDS = (0x1B, 0x1C, 0x1D, 0x10002, 0x10003, 0x3001C, 0xF001B, 0x7FFFFFFF, 0xFFFFFFFF, 0x80000001, 0x4, 0x18, 0x10018)
+
+
+def _mutate(rng: random.Random, blobs: list[bytes]) -> bytes:
+    data = bytearray(rng.choice(blobs))
+    for _ in range(rng.randint(1, 5)):
+        r = rng.random()
+        if r < 0.35 and data:
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        elif r < 0.6 and len(data) > 4:
+            at = rng.randrange(len(data) - 3)
+            data[at:at + 4] = rng.choice(_WORDS).to_bytes(4, "little")
+        elif r < 0.75:
+            del data[rng.randrange(len(data) + 1):]
+        else:
+            other = rng.choice(blobs)
+            at = rng.randrange(len(data) + 1)
+            data[at:at] = other[:rng.randrange(len(other) + 1)]
+    return bytes(data)
+
+
+def mutate(seconds: float, dirs: list[str]) -> None:
+    """``--mutate SECONDS DIR...``: every file of DIRs, then random mutations of them for SECONDS."""
+    blobs = [p.read_bytes() for d in dirs for p in sorted(Path(d).iterdir()) if p.is_file()]
+    for blob in blobs:
+        test_one_input(blob)
+    rng = random.Random(int(os.environ.get("SEED", "1")))
+    stop, n = time.monotonic() + seconds, 0
+    while time.monotonic() < stop:
+        data = _mutate(rng, blobs)
+        try:
+            test_one_input(data)
+        except AssertionError:
+            Path("finding-" + str(abs(hash(data)))).write_bytes(data)
+            raise
+        n += 1
+    print(f"fuzz_compiled: {len(blobs)} inputs replayed, {n} mutations, no finding", flush=True)
+
+
 def main() -> None:
     if gf.backend != "c":
         raise SystemExit("fuzz_compiled.py: the compiled core is not loaded (see fuzz/run_compiled.sh)")
+    if MUTATE:
+        mutate(float(sys.argv[2]), sys.argv[3:])
+        return
     atheris.Setup(sys.argv, test_one_input)
     atheris.Fuzz()
 

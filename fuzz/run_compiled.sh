@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz the compiled core under ASan + UBSan:  fuzz/run_compiled.sh SECONDS WORKDIR
 # Replay findings (or any inputs):             fuzz/run_compiled.sh replay WORKDIR FILE...
+# Random mutation, no libFuzzer:               fuzz/run_compiled.sh mutate WORKDIR SECONDS DIR...
 #
 # Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode compiled with
 # -fsanitize=address,undefined (gcc; any report aborts), then runs fuzz/fuzz_compiled.py from
@@ -10,7 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 mode=fuzz
-if [ "${1:-}" = replay ]; then mode=replay; shift; fi
+if [ "${1:-}" = replay ] || [ "${1:-}" = mutate ]; then mode=$1; shift; fi
 if [ "$mode" = fuzz ]; then seconds=$1; work=$2; else work=$1; shift; fi
 mkdir -p "$work/pkg" "$work/corpus" "$work/findings"
 rm -rf "$work/pkg/godot_formats"
@@ -27,6 +28,10 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PYTHONMALLOC=malloc PYTHONPATH="$work/pkg"
 if [ "$mode" = replay ]; then
   exec python3 "$here/fuzz_compiled.py" "$@"
+fi
+if [ "$mode" = mutate ]; then
+  cd "$work/findings"
+  exec python3 "$here/fuzz_compiled.py" --mutate "$@"
 fi
 python3 "$here/fuzz_compiled.py" "$work/corpus" "$here/corpus" -artifact_prefix="$work/findings/" \
   -dict="$here/godot.dict" -max_len=16384 -timeout=30 -rss_limit_mb=4096 -max_total_time="$seconds" \
