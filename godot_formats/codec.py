@@ -27,7 +27,7 @@ from .dialects import UNSUPPORTED, Dialect
 from .errors import DecodeError, EncodeError
 from .keys import KeyRules, Memo, python_keys_agree
 from .registry import BY_NAME, REGISTRY, Family, TypeSpec, is_array, is_dictionary, nesting_error, spec_for
-from .switches import FLAG_64, I32, REAL, FloatFormat, IntFormat, ObjectFormat
+from .switches import FLAG_64, I32, I64, REAL, FloatFormat, IntFormat, ObjectFormat
 from .wire import (
     _BIG_ENDIAN,
     COMPONENT_FORMATS,
@@ -37,9 +37,9 @@ from .wire import (
     PADDING,
     Name,
     _f32,
-    _i32,
     _u64,
     pack_u32,
+    packed_layout,
     pad4,
     u32_at,
 )
@@ -55,7 +55,6 @@ DEFAULT_MAX_SIZE = 0x7FFFFFFF
 __all__ += ["NODE_PATH_NEW_FORMAT", "COUNT_MASK", "INT32_MAX"]
 
 # The primitive structs are the wire module's: one definition of the format's numbers.
-i32_at = _i32.unpack_from
 _HEADER_I32 = struct.Struct("<Ii")
 _HEADER_F32 = struct.Struct("<If")
 _HEADER_U32 = struct.Struct("<II")
@@ -571,7 +570,7 @@ class _CReader:
         if family is Family.MATH and spec is not None:
             _, _, make, arg = self.dec.math_plan(spec)
             return self.MATH, (make, arg, spec.count, spec.component == I32)
-        if family is Family.PACKED and spec is not None and (spec.component != "i64" or d.int64_array_count_size == 4):
+        if family is Family.PACKED and spec is not None and (spec.component != I64 or d.int64_array_count_size == 4):
             typecode, size = COMPONENT_FORMATS[spec.component or ""]
             return self.PACKED, (spec.cls.from_bytes, typecode, size, spec.width)  # type: ignore[attr-defined]
         if family is Family.OBJECT and d.object_format == ObjectFormat.ENGINE:
@@ -824,10 +823,6 @@ def decoder_for(
     """A shared Decoder for these options (building one builds its tables)."""
     return Decoder(dialect, allow_objects=allow_objects, max_depth=max_depth, max_size=max_size,
                    max_elements=max_elements)
-
-
-#: What ``_write_leaves`` returns when the container's values are all written.
-_DONE: Any = object()
 
 
 class Encoder:
@@ -1132,8 +1127,6 @@ class Encoder:
         """How this dialect writes a packed array: its header and count, and the typecode of its numbers."""
         plan = self._packed_plans.get(spec.name)
         if plan is None:
-            from .wire import packed_layout
-
             wide = spec.component == REAL and self.dialect.real_is_double
             typecode, _, count_size = packed_layout(spec, wide, self.dialect.int64_array_count_size)
             header = pack_u32(self.header(spec.name) | (FLAG_64 if wide else 0))

@@ -42,7 +42,7 @@ from .switches import F32, F64, I32, I64, REAL, U8
 
 __all__ = [
     "Family", "Field", "Downgrade", "TypeSpec", "REGISTRY", "BY_NAME", "spec_for", "spec_named", "type_name_of",
-    "names_for_major", "is_array", "is_dictionary", "is_container", "float32", "is_float32", "pad4",
+    "names_for_major", "is_array", "is_dictionary", "float32", "is_float32", "pad4",
     "nesting_error", "INT32_MIN", "INT32_MAX",
 ]
 
@@ -176,15 +176,9 @@ class TypeSpec:
         return len(self.fields)
 
 
-_GETTERS: dict[tuple[str, ...], Callable[[Any], tuple[Any, ...]]] = {}
-
-
 def _getter(paths: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    getter = _GETTERS.get(paths)
-    if getter is None:
-        one = operator.attrgetter(*paths)
-        getter = _GETTERS[paths] = (lambda v: (one(v),)) if len(paths) == 1 else one  # type: ignore[assignment]
-    return getter
+    """The numbers at ``paths`` (every math type has at least two), as one C-level call."""
+    return operator.attrgetter(*paths)
 
 
 _PERMUTATIONS: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[int, ...]] = {}
@@ -218,10 +212,6 @@ def is_array(value: Any) -> bool:
 def is_dictionary(value: Any) -> bool:
     """A Dictionary: a plain ``dict`` or the model's :class:`~godot_formats.types.Dictionary`."""
     return isinstance(value, (dict, t.Dictionary))
-
-
-def is_container(value: Any) -> bool:
-    return is_array(value) or is_dictionary(value) or isinstance(value, t.Object)
 
 
 def nesting_error(max_depth: int, writing: bool = True) -> str:
@@ -406,7 +396,6 @@ REGISTRY: tuple[TypeSpec, ...] = (
 
 BY_NAME: dict[str, TypeSpec] = {spec.name: spec for spec in REGISTRY}
 _BY_CLASS: dict[type, TypeSpec] = {cls: spec for spec in REGISTRY for cls in spec.classes}
-_NOT_A_TYPE: Any = None
 
 
 def spec_named(name: str) -> TypeSpec:

@@ -10,18 +10,15 @@ from __future__ import annotations
 import math
 import struct
 
+from ..types import float32
 from .common import MASK64
 
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
 
 
-def _to_f32(x: float) -> float:
-    """``(float)x`` in C: nearest float32, +-inf when it overflows."""
-    try:
-        return _F32.unpack(_F32.pack(x))[0]  # type: ignore[no-any-return]
-    except OverflowError:
-        return math.copysign(math.inf, x)
+# C's ``(float)x``: nearest float32, +-inf when it overflows -- the library's one float32 rounding.
+_to_f32 = float32
 
 
 def _is_f32(x: float) -> bool:
