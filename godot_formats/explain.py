@@ -644,12 +644,12 @@ def explain_fields(
     yield Field(stop, trailing, 0, "end", f"end: the value is {stop - offset} bytes; {tail}")
 
 
-def indentation(depth: int) -> str:
-    """The indentation of a line at ``depth``: two spaces a level up to :data:`MAX_INDENT_DEPTH`,
-    then ``(depth N)`` at that indentation."""
+def indentation(depth: int, indent: str = "  ") -> str:
+    """The indentation of a line at ``depth``: ``indent`` per level up to :data:`MAX_INDENT_DEPTH`,
+    then ``(depth N)`` at that indentation (``explain`` and the ``dump`` tree share it)."""
     if depth <= MAX_INDENT_DEPTH:
-        return "  " * depth
-    return "  " * MAX_INDENT_DEPTH + f"(depth {depth}) "
+        return indent * depth
+    return indent * MAX_INDENT_DEPTH + f"(depth {depth}) "
 
 
 def format_lines(fields: Iterable[Field], data: bytes | bytearray | memoryview,

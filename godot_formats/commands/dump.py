@@ -17,6 +17,7 @@ from .. import types as t
 from ..codec import decoder_for
 from ..dialects import Dialect, get_dialect
 from ..errors import EncodeError, GodotFormatsError
+from ..explain import MAX_INDENT_DEPTH, indentation
 from ..registry import Family, TypeSpec, spec_for
 from ..tool import read_input
 from .inputs import add_input_options, read_values, resolve_input
@@ -193,18 +194,6 @@ class _Raw(str):
     __slots__ = ()
 
 
-#: Nesting levels that indent a line of the tree; deeper lines keep that
-#: indentation and say their depth instead (``(depth 40) [0] null``), so a line
-#: carries at most 32 indents whatever the nesting and the tree stays within a
-#: constant factor of the input's size (docs/cli.md).
-MAX_INDENT_DEPTH = 32
-
-
-def indentation(depth: int, indent: str = "  ") -> str:
-    """The indentation of a line at ``depth``: ``indent`` per level up to :data:`MAX_INDENT_DEPTH`."""
-    if depth <= MAX_INDENT_DEPTH:
-        return indent * depth
-    return indent * MAX_INDENT_DEPTH + f"(depth {depth}) "
 
 
 def tree_lines(value: Any, dialect: str | Dialect = "godot4", *, max_elements: int | None = 16,
