@@ -18,11 +18,30 @@ rm -rf "$work/pkg/godot_formats"
 cp -r "$root/godot_formats" "$work/pkg/"
 rm -f "$work/pkg/godot_formats"/*.so
 suffix=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1 -std=c99 -Wall"
+flags="-fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1 -std=c99 -Wall"
+rt=$(clang -print-resource-dir 2>/dev/null)/lib/linux
+if [ -f "$rt/libclang_rt.fuzzer_no_main-x86_64.a" ] && [ -f "$rt/libclang_rt.asan-x86_64.a" ]; then
+  # clang: the extensions carry libFuzzer's coverage counters (fuzzer-no-link), and one preloaded
+  # runtime holds ASan (with UBSan's handlers) and libFuzzer, so the counters register with the
+  # fuzzer atheris drives.  ASan's preinit object is dropped: a preloaded library initialises itself.
+  cc=clang
+  flags="-fsanitize=fuzzer-no-link,address,undefined $flags"
+  cp "$rt/libclang_rt.asan-x86_64.a" "$work/asan.a"
+  ar d "$work/asan.a" asan_preinit.cpp.o
+  clang++ -shared -o "$work/asan_with_fuzzer.so" -Wl,--whole-archive "$rt/libclang_rt.fuzzer_no_main-x86_64.a" \
+    "$work/asan.a" -Wl,--no-whole-archive -lpthread -ldl
+  preload="$work/asan_with_fuzzer.so"
+else
+  # gcc: sanitizers without coverage of the C code (atheris then sees only the Python side).
+  cc=gcc
+  flags="-fsanitize=address,undefined $flags"
+  preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+fi
+echo "run_compiled.sh: extensions built with $cc" >&2
 for m in _cdecode _cencode; do
-  gcc $flags -shared -fPIC $(python3-config --includes) "$root/godot_formats/$m.c" -o "$work/pkg/godot_formats/$m$suffix"
+  $cc $flags -shared -fPIC $(python3-config --includes) "$root/godot_formats/$m.c" -o "$work/pkg/godot_formats/$m$suffix"
 done
-export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+export LD_PRELOAD="$preload"  # only now: the compilers above must not run under ASan
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PYTHONMALLOC=malloc PYTHONPATH="$work/pkg"

@@ -133,6 +133,7 @@ typedef struct {
     PyObject *typed_dict_head;
     Py_ssize_t max_depth;
     long long max_elements;   /* -1: no limit */
+    long long int32_header;   /* the header of a plain 32-bit int (no flags), or -1 */
 } Reader;
 
 /* The first static (C) type among cls and its bases: tuple.__new__(cls, parts) accepts
@@ -323,6 +324,12 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwds)
     self->mask = (uint32_t)mask;
     self->max_depth = max_depth;
     self->max_elements = max_elements;
+    self->int32_header = -1;
+    for (i = 0; i < n; i++)
+        if (slots[i].kind == K_INT && slots[i].sub == 0 && (uint32_t)i == ((uint32_t)i & self->mask)) {
+            self->int32_header = i;
+            break;
+        }
     return 0;
 }
 
@@ -372,6 +379,7 @@ typedef struct {
     Py_ssize_t left;      /* values still to read (a Dictionary: keys and values) */
     Py_ssize_t count;     /* elements / entries announced */
     PyObject *target;     /* typed Array: the (list subclass) object from typed_array_head */
+    PyObject *list;       /* untyped Array: the result, filled in place (NULL slots until read) */
     PyObject *types;      /* typed Dictionary: what typed_dict_head returned */
 } Frame;
 
@@ -670,22 +678,15 @@ fail:
     return NULL;
 }
 
-/* The Array whose elements are vals[base:base + count]: a new list, or appended to the
- * typed Array the head made.  The references move (or are released) as in build_dict. */
+/* A typed Array: the elements vals[base:base + count] appended to the (list subclass)
+ * object its head made, with its inherited append, as the reference fills it.  The
+ * references move (or are released) as in build_dict.  Untyped Arrays are filled in
+ * place instead (Frame.list). */
 static PyObject *
 build_array(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *target)
 {
-    PyObject **items = st->vals + base, *list;
+    PyObject **items = st->vals + base;
     Py_ssize_t i;
-    if (target == NULL) {
-        list = PyList_New(count);
-        if (list == NULL)
-            goto fail;
-        for (i = 0; i < count; i++)
-            PyList_SET_ITEM(list, i, items[i]);
-        return list;
-    }
-    /* A list subclass: the reference fills it with its (inherited) append. */
     for (i = 0; i < count; i++)
         if (PyList_Append(target, items[i]) < 0)
             goto fail;
@@ -733,7 +734,13 @@ open_container(State *st, int kind, Py_ssize_t count, PyObject *target, PyObject
         goto refuse;
     if (st->nframes == st->capframes && grow((void **)&st->frames, &st->capframes, sizeof(Frame)) < 0)
         goto refuse;
-    f = &st->frames[st->nframes++];
+    f = &st->frames[st->nframes];
+    f->list = NULL;
+    /* An untyped Array's values go straight into its list, sized once: the count was
+     * checked against the bytes left (4 per element), so its size is bounded by the input. */
+    if (kind == F_ARRAY && target == NULL && (f->list = PyList_New(count)) == NULL)
+        goto refuse;
+    st->nframes++;
     f->kind = kind;
     f->base = st->nvals;
     f->count = count;
@@ -745,6 +752,21 @@ refuse:
     Py_XDECREF(target);
     Py_XDECREF(types);
     return -1;
+}
+
+/* One value read: into the innermost container's list, or onto the value stack. */
+static inline int
+place(State *st, Frame *f, PyObject *v)
+{
+    if (f->list != NULL) {
+        PyList_SET_ITEM(f->list, f->count - f->left, v);
+        f->left--;
+        return 0;
+    }
+    if (push_val(st, v) < 0)
+        return -1;
+    f->left--;
+    return 0;
 }
 
 /* (obj, count, next_pos) from a typed head, checked as the reference checks its counts. */
@@ -785,7 +807,7 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
     st->frames[0].base = 0;
     st->frames[0].left = 1;
     st->frames[0].count = 1;
-    st->frames[0].target = st->frames[0].types = NULL;
+    st->frames[0].target = st->frames[0].types = st->frames[0].list = NULL;
     st->nframes = 1;
 
     for (;;) {
@@ -799,7 +821,11 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
              * its parent. */
             if (f->kind == F_TOP)
                 break;
-            if (f->kind == F_ARRAY)
+            if (f->list != NULL) {
+                v = f->list;
+                f->list = NULL;
+            }
+            else if (f->kind == F_ARRAY)
                 v = build_array(st, f->base, f->count, f->target);
             else
                 v = build_dict(st, f->base, f->count, f->types);
@@ -807,12 +833,27 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
             Py_CLEAR(f->target);
             Py_CLEAR(f->types);
             st->nframes--;
-            if (v == NULL || push_val(st, v) < 0)
+            if (v == NULL || place(st, &st->frames[st->nframes - 1], v) < 0)
                 return NULL;
-            st->frames[st->nframes - 1].left--;
             continue;
         }
 
+        if (f->list != NULL && r->int32_header >= 0) {
+            /* A run of plain ints in an Array (ids, scores, tiles): the commonest long
+             * array, read without the general dispatch. */
+            PyObject **items = ((PyListObject *)f->list)->ob_item;
+            Py_ssize_t i = f->count - f->left, stop = f->count;
+            const uint32_t want = (uint32_t)r->int32_header;
+            while (i < stop && end - pos >= 8 && rd_u32(data + pos) == want) {
+                if ((v = PyLong_FromLong((long)as_i32(rd_u32(data + pos + 4)))) == NULL)
+                    return NULL;
+                items[i++] = v;
+                pos += 8;
+            }
+            f->left = stop - i;
+            if (f->left == 0)
+                continue;
+        }
         if (end - pos < 4)
             return NULL;
         header = rd_u32(data + pos);
@@ -954,9 +995,8 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
             v = read_py(st, s->reader, &pos, header);
             break;
         }
-        if (v == NULL || push_val(st, v) < 0)
+        if (v == NULL || place(st, f, v) < 0)
             return NULL;
-        f->left--;
     }
     *next_pos = pos;
     st->nvals = 0;
@@ -1036,6 +1076,7 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         for (i = 0; i < st.nvals; i++)
             Py_DECREF(st.vals[i]);
         for (i = 1; i < st.nframes; i++) {
+            Py_XDECREF(st.frames[i].list);  /* its unread slots are NULL: list_dealloc skips them */
             Py_XDECREF(st.frames[i].target);
             Py_XDECREF(st.frames[i].types);
         }
