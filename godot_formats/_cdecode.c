@@ -40,12 +40,15 @@ enum {
     K_OBJECT,         /* arg: the EncodedObjectAsID class */
     K_BYTES,          /* PackedByteArray */
     K_PACKED,         /* arg: (from_bytes, typecode, item_size, width) */
+    K_STRINGS,        /* PackedStringArray; arg: (from_wire, cls, nul) */
     K_COUNT
 };
 
 #define FLAG_64 (1u << 16)
 #define COUNT_MASK 0x7FFFFFFFu
 #define INT32_MAX_U 0x7FFFFFFFu
+/* The longest PackedStringArray element kept in wire form (codec._TABLE_LENGTHS). */
+#define WIRE_MAX_LEN 4096
 /* Math types have at most 16 numbers (Projection); anything larger is a table error. */
 #define MATH_MAX 16
 /* Short ASCII strings are shared within one decode (see make_text): the keys of records
@@ -249,6 +252,20 @@ fill_slot(Slot *s, PyObject *entry, PyObject *reader)
         s->obj = PyTuple_GET_ITEM(arg, 0);
         s->obj2 = PyTuple_GET_ITEM(arg, 1);
         s->size = (Py_ssize_t)(item * width);
+        break;
+    }
+    case K_STRINGS: {
+        int nul;
+        if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) != 3 || !PyCallable_Check(PyTuple_GET_ITEM(arg, 0)) ||
+            !PyCallable_Check(PyTuple_GET_ITEM(arg, 1))) {
+            PyErr_SetString(PyExc_TypeError, "Reader: STRINGS arg must be (from_wire, cls, nul)");
+            return -1;
+        }
+        if ((nul = PyObject_IsTrue(PyTuple_GET_ITEM(arg, 2))) < 0)
+            return -1;
+        s->obj = PyTuple_GET_ITEM(arg, 0);
+        s->obj2 = PyTuple_GET_ITEM(arg, 1);
+        s->sub = nul;
         break;
     }
     default:
@@ -623,6 +640,116 @@ read_packed(State *st, const Slot *s, Py_ssize_t *pos)
     return res;
 }
 
+/* The bits of an element's last word that must be zero for the wire form, by length & 3:
+ * its padding, and where lengths count a final NUL, that NUL (codec._walk_tables). */
+static const uint32_t PADDING_BITS[4] = {0, 0xFFFFFF00u, 0xFFFF0000u, 0xFF000000u};
+static const uint32_t NUL_AND_PADDING_BITS[4] = {0xFF000000u, 0xFFFFFFFFu, 0xFFFFFF00u, 0xFFFF0000u};
+
+/* Where `count` elements from `start` end, if they are exactly what the engine writes and
+ * plain ASCII: the reference keeps such an array in wire form (read_packed_strings with
+ * _string_elements_end and isascii).  -1 otherwise. */
+static Py_ssize_t
+wire_strings_end(const unsigned char *data, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count, int nul)
+{
+    const Py_ssize_t wend = start + ((end - start) & ~(Py_ssize_t)3);
+    const uint32_t *bits = nul ? NUL_AND_PADDING_BITS : PADDING_BITS;
+    Py_ssize_t q = start, j, k;
+    unsigned char high = 0;
+    for (j = 0; j < count; j++) {
+        uint32_t n;
+        Py_ssize_t next;
+        if (wend - q < 4)
+            return -1;
+        n = rd_u32(data + q);
+        if (n >= WIRE_MAX_LEN || (nul && n == 0))
+            return -1;
+        next = q + 4 * (Py_ssize_t)((n + 7) >> 2);
+        if (next > wend || (rd_u32(data + next - 4) & bits[n & 3]))
+            return -1;
+        q = next;
+    }
+    for (k = start; k < q; k++)
+        high |= data[k];
+    return (high & 0x80) ? -1 : q;
+}
+
+/* cls(strings), each element strict UTF-8 with a final NUL dropped where lengths count one
+ * (codec._strict_strings), or NULL with no exception set when anything is odd. */
+static PyObject *
+strict_strings(State *st, const Slot *s, Py_ssize_t start, Py_ssize_t count, Py_ssize_t *pos)
+{
+    PyObject *list = PyList_New(count), *res;
+    Py_ssize_t p = start, j;
+    if (list == NULL)
+        return NULL;
+    for (j = 0; j < count; j++) {
+        uint32_t n;
+        Py_ssize_t len;
+        PyObject *text;
+        if (st->end - p < 4)
+            goto odd;
+        n = rd_u32(st->data + p);
+        if ((uint64_t)n > (uint64_t)(st->end - p - 4))
+            goto odd;
+        len = (Py_ssize_t)n;
+        if (s->sub && len > 0 && st->data[p + 4 + len - 1] == 0)
+            len--;
+        if ((text = PyUnicode_DecodeUTF8((const char *)st->data + p + 4, len, NULL)) == NULL)
+            goto odd;
+        PyList_SET_ITEM(list, j, text);
+        p += 4 + (Py_ssize_t)n + (Py_ssize_t)((0u - n) & 3u);
+    }
+    if (p > st->end)
+        goto odd;
+    res = call1(s->obj2, list);
+    Py_DECREF(list);
+    if (res != NULL)
+        *pos = p;
+    return res;
+odd:
+    Py_DECREF(list);
+    if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_Exception))
+        PyErr_Clear();
+    return NULL;
+}
+
+/* A PackedStringArray: in wire form when the reference keeps it so (its strings are made
+ * when first read), else its strings made here with strict UTF-8; anything odd (cut short,
+ * invalid UTF-8, surrogates a dialect accepts, a negative count) is the reference's. */
+static PyObject *
+read_strings(State *st, const Slot *s, Py_ssize_t *pos, uint32_t header)
+{
+    Py_ssize_t start = *pos + 8, stop, count;
+    PyObject *res;
+    if (st->end - *pos < 8)
+        return read_py(st, s->reader, pos, header);
+    count = (Py_ssize_t)rd_u32(st->data + *pos + 4);
+    if (count > (Py_ssize_t)INT32_MAX_U || (uint64_t)count * 4u > (uint64_t)(st->end - start))
+        return read_py(st, s->reader, pos, header);
+    stop = wire_strings_end(st->data, start, st->end, count, s->sub);
+    if (stop >= 0) {
+        PyObject *wire = PyBytes_FromStringAndSize((const char *)st->data + start, stop - start), *n;
+        if (wire == NULL)
+            return NULL;
+        if ((n = PyLong_FromSsize_t(count)) == NULL) {
+            Py_DECREF(wire);
+            return NULL;
+        }
+        {
+            PyObject *args[3] = {wire, n, s->sub ? Py_True : Py_False};
+            res = PyObject_Vectorcall(s->obj, args, 3, NULL);
+        }
+        Py_DECREF(wire);
+        Py_DECREF(n);
+        if (res != NULL)
+            *pos = stop;
+        return res;
+    }
+    if ((res = strict_strings(st, s, start, count, pos)) != NULL || PyErr_Occurred())
+        return res;
+    return read_py(st, s->reader, pos, header);
+}
+
 /* The Dictionary whose keys and values are vals[base:base + 2 * count].
  *
  * A plain dict when the reference's _dictionary would return one without looking
@@ -957,6 +1084,9 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
         case K_PACKED:
             v = header == id ? read_packed(st, s, &pos) : read_py(st, s->reader, &pos, header);
             break;
+        case K_STRINGS:
+            v = header == id ? read_strings(st, s, &pos, header) : read_py(st, s->reader, &pos, header);
+            break;
         case K_ARRAY:
         case K_DICTIONARY: {
             int is_dict = s->kind == K_DICTIONARY, opened;
@@ -1123,11 +1253,81 @@ static PyTypeObject ReaderType = {
 
 /* --- the module ---------------------------------------------------------------------------- */
 
+/* --- a PackedStringArray's strings, made from its wire form -------------------------- */
+
+PyDoc_STRVAR(strings_from_wire_doc,
+"strings_from_wire(wire, count, nul) -> list of str\n\n"
+"The strings of a PackedStringArray kept in wire form (types._strings_from_wire): ASCII\n"
+"elements, each a u32 length, the text and zero padding; with ``nul`` each length counts a\n"
+"final NUL that is not part of the text.  Raises Fallback for wire bytes that are not such\n"
+"(from_wire is public: the Python loop then decides), never reads outside them.");
+
+static PyObject *
+strings_from_wire(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t count, size, a = 0, j;
+    const unsigned char *w;
+    PyObject *list;
+    int nul;
+
+    if (nargs != 3 || !PyBytes_CheckExact(args[0])) {
+        PyErr_SetString(Fallback, "strings_from_wire(wire: bytes, count, nul)");
+        return NULL;
+    }
+    count = PyLong_AsSsize_t(args[1]);
+    if ((count == -1 && PyErr_Occurred()) || (nul = PyObject_IsTrue(args[2])) < 0) {
+        set_fallback();
+        return NULL;
+    }
+    w = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    size = PyBytes_GET_SIZE(args[0]);
+    if (count < 0 || count > size / 4) {  /* every element takes a length word */
+        PyErr_SetString(Fallback, "count does not fit the wire bytes");
+        return NULL;
+    }
+    if ((list = PyList_New(count)) == NULL)
+        return NULL;
+    for (j = 0; j < count; j++) {
+        uint32_t n;
+        Py_ssize_t len, k;
+        unsigned char high = 0;
+        PyObject *text;
+        if (size - a < 4)
+            goto odd;
+        n = rd_u32(w + a);
+        len = (Py_ssize_t)n - (nul ? 1 : 0);
+        if ((uint64_t)n > (uint64_t)(size - a - 4) || len < 0)
+            goto odd;
+        for (k = 0; k < len; k++)
+            high |= w[a + 4 + k];
+        if (high & 0x80)
+            goto odd;
+        if ((text = PyUnicode_New(len, 127)) == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        memcpy(PyUnicode_1BYTE_DATA(text), w + a + 4, (size_t)len);
+        PyList_SET_ITEM(list, j, text);
+        a += 4 + (Py_ssize_t)((n + 3) & ~3u);
+    }
+    return list;
+odd:
+    Py_DECREF(list);
+    PyErr_SetString(Fallback, "not a PackedStringArray's checked wire form");
+    return NULL;
+}
+
+static PyMethodDef module_methods[] = {
+    {"strings_from_wire", (PyCFunction)(void (*)(void))strings_from_wire, METH_FASTCALL, strings_from_wire_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "godot_formats._cdecode",
     .m_doc = "The compiled fast path of godot_formats' decoder (see codec._CReader).",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC

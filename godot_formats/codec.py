@@ -546,7 +546,7 @@ class _CReader:
     "call the reference's reader for this id".  See godot_formats/_cdecode.c.
     """
 
-    PY, NIL, BOOL, INT, FLOAT, STRING, STRING_NAME, MATH, ARRAY, DICTIONARY, OBJECT, BYTES, PACKED = range(13)
+    PY, NIL, BOOL, INT, FLOAT, STRING, STRING_NAME, MATH, ARRAY, DICTIONARY, OBJECT, BYTES, PACKED, STRINGS = range(14)
 
     def __init__(self, dec: Decoder) -> None:
         self.dec = dec
@@ -573,6 +573,8 @@ class _CReader:
         if family is Family.PACKED and spec is not None and (spec.component != I64 or d.int64_array_count_size == 4):
             typecode, size = COMPONENT_FORMATS[spec.component or ""]
             return self.PACKED, (spec.cls.from_bytes, typecode, size, spec.width)  # type: ignore[attr-defined]
+        if name == "PackedStringArray":
+            return self.STRINGS, (t.PackedStringArray.from_wire, t.PackedStringArray, d.packed_string_nul)
         if family is Family.OBJECT and d.object_format == ObjectFormat.ENGINE:
             return self.OBJECT, t.EncodedObjectAsID
         return self.PY, None

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, TypeVar, overload
 
 import attrs
 
+from godot_formats import accel
 from godot_formats.keys import GODOT3_KEYS, GODOT4_KEYS, SAME_CONTENT, KeyRules, Memo, godot_key
 
 __all__ = [
@@ -1048,7 +1049,13 @@ class PackedStringArray(MutableSequence[str]):
 
 def _strings_from_wire(wire: bytes, count: int, nul: bool) -> list[str]:
     """The strings of a PackedStringArray body the decoder has checked: ASCII, every
-    length in range and, with ``nul``, counting a final NUL that is not part of the text."""
+    length in range and, with ``nul``, counting a final NUL that is not part of the text.
+    The compiled core makes them when it is built; this loop is the reference."""
+    if accel.cdecode is not None:
+        try:
+            return accel.cdecode.strings_from_wire(wire, count, nul)  # type: ignore[no-any-return]
+        except accel.cdecode.Fallback:
+            pass  # not a checked body (from_wire is public): the loop below decides
     text = wire.decode("ascii")  # one str for all: each element is then one slice of it
     words: Any = memoryview(wire).cast("I")
     if _BIG_ENDIAN:  # pragma: no cover

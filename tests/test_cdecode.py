@@ -624,3 +624,40 @@ def test_readers_are_collected() -> None:
     del p
     gc.collect()
     assert ref() is None
+
+
+# --- strings_from_wire: a PackedStringArray's strings made from its wire form
+
+def _wire(texts: list[bytes], nul: bool) -> bytes:
+    out = b""
+    for raw in texts:
+        n = len(raw) + nul
+        out += n.to_bytes(4, "little") + raw + b"\0" * nul + b"\0" * (-n & 3)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.binary(max_size=9).map(lambda b: bytes(c & 0x7F for c in b)), max_size=10),
+       nul=st.booleans())
+def test_strings_from_wire_is_the_reference_loop(texts: list[bytes], nul: bool) -> None:
+    wire = _wire(texts, nul)
+    got = _cdecode.strings_from_wire(wire, len(texts), nul)
+    assert got == [raw.decode("ascii") for raw in texts]
+    assert all(type(s) is str for s in got)
+    assert got == t.PackedStringArray.from_wire(wire, len(texts), nul).tolist()
+
+
+@pytest.mark.parametrize("wire, count, nul", [
+    (b"\x05\0\0\0ab", 1, True),                # a length past the end
+    (b"\x03\0\0\0a\xe9\0\0", 1, True),         # not ASCII (from_wire's contract)
+    (b"\0\0\0\0", 1, True),                    # a NUL counted that is not there
+    (b"\x01\0\0\0a\0\0\0", 2, True),           # a count past the elements
+    (b"\x01\0\0\0a\0\0\0", -1, False),
+    (b"\x01\0\0", 1, False),
+])
+def test_strings_from_wire_refuses_what_is_not_a_checked_body(wire: bytes, count: int, nul: bool) -> None:
+    """from_wire is public: bytes the decoder never checked fall back, never read outside."""
+    with pytest.raises(Fallback):
+        _cdecode.strings_from_wire(wire, count, nul)
+    with pytest.raises(Fallback):
+        _cdecode.strings_from_wire(bytearray(wire), count, nul)
