@@ -29,12 +29,15 @@ class OptionalBuildExt(build_ext):
             print(f"godot-formats: {ext.name} not built ({type(e).__name__}); using pure Python", file=sys.stderr)
 
 
+DEPENDS = ["godot_formats/_bigbuf.h"]
 EXTRA = ["-O2", "-std=c99", "-Wall", "-Wno-unused-function"] if sys.platform != "win32" else []
 
 setup(
     ext_modules=[
-        Extension("godot_formats._cdecode", ["godot_formats/_cdecode.c"], extra_compile_args=EXTRA, optional=True),
-        Extension("godot_formats._cencode", ["godot_formats/_cencode.c"], extra_compile_args=EXTRA, optional=True),
+        Extension("godot_formats._cdecode", ["godot_formats/_cdecode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
+                  optional=True),
+        Extension("godot_formats._cencode", ["godot_formats/_cencode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
+                  optional=True),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_bigbuf.h"
+
 /* Kinds of table entry: what the wire id's payload is (codec._CReader.PY ...). */
 enum {
     K_PY = 0,         /* the reference's reader for this id (py_readers[id]) */
@@ -1074,7 +1076,13 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
             count = rd_u32(data + pos + 4);
             if (count > INT32_MAX_U || (Py_ssize_t)count > end - start)
                 return NULL;
-            v = PyBytes_FromStringAndSize((const char *)data + start, (Py_ssize_t)count);
+            if ((size_t)count < BIG_BUFFER) {
+                v = PyBytes_FromStringAndSize((const char *)data + start, (Py_ssize_t)count);
+            }
+            else if ((v = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)count)) != NULL) {
+                advise_huge_pages(PyBytes_AS_STRING(v), (size_t)count);
+                memcpy(PyBytes_AS_STRING(v), data + start, (size_t)count);
+            }
             /* The engine does not require the final padding to be there. */
             pos = start + (Py_ssize_t)count + (Py_ssize_t)((0u - count) & 3u);
             if (pos > end)

@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_bigbuf.h"
+
 /* The header bit of the 64-bit forms of int and float (and of double-precision math). */
 #define FLAG_64 (1u << 16)
 
@@ -107,6 +109,7 @@ static int out_grow(Out *o, size_t need)
     o->base = PyBytes_AS_STRING(o->heap);
     o->p = o->base + used;
     o->end = o->base + new_cap;
+    advise_huge_pages(o->base, new_cap);
     return 0;
 }
 
@@ -228,6 +231,11 @@ typedef struct {
     PyObject *leaf;
     MathEntry *math;
     Py_ssize_t n_math;
+    int64_t bytes_header;       /* PackedByteArray (bytes, bytearray), -1: through leaf */
+    PyObject *strings_cls;      /* PackedStringArray's class, or NULL: through leaf */
+    PyObject *strings_parts;    /* parts(value) -> (wire, count) or the list of its strings */
+    int64_t strings_header;
+    int strings_nul;            /* each element's length counts a final NUL */
 } Writer;
 
 /* The explicit stack: one frame per open non-empty container. */
@@ -502,6 +510,112 @@ static int open_container(Writer *w, Out *o, Stack *st, PyObject *v, int hi, int
     return stack_push(st, v, kind, n) < 0 ? -1 : 1;
 }
 
+/* A PackedByteArray from an exact bytes or bytearray: header, length, the bytes, zero
+ * padding.  No Python code runs between taking the pointer and copying from it. */
+static int write_bytes(Writer *w, Out *o, PyObject *v)
+{
+    Py_ssize_t n = PyBytes_Check(v) ? PyBytes_GET_SIZE(v) : PyByteArray_GET_SIZE(v);
+    size_t padded = ((size_t)n + 3) & ~(size_t)3;
+
+    if ((size_t)n > MAX_U32)
+        return fallback("PackedByteArray longer than a u32 length");
+    if (RESERVE(o, 8 + padded) < 0)
+        return -1;
+    put_u32(o->p, (uint32_t)w->bytes_header);
+    put_u32(o->p + 4, (uint32_t)n);
+    memcpy(o->p + 8, PyBytes_Check(v) ? PyBytes_AS_STRING(v) : PyByteArray_AS_STRING(v), (size_t)n);
+    memset(o->p + 8 + n, 0, padded - (size_t)n);
+    o->p += 8 + padded;
+    return 0;
+}
+
+/* The elements of a PackedStringArray from its list of strings: each a u32 length (with
+ * the NUL where the dialect counts one), strict UTF-8, the NUL, zero padding.  Anything
+ * but an exact str, or one strict UTF-8 refuses (a lone surrogate, which some dialects
+ * write and some refuse), is the reference's. */
+static int write_string_list(Writer *w, Out *o, PyObject *list)
+{
+    const size_t nul = w->strings_nul ? 1 : 0;
+    Py_ssize_t i;
+
+    for (i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *v = PyList_GET_ITEM(list, i);
+        const char *s;
+        Py_ssize_t n;
+        size_t body, padded;
+        if (!PyUnicode_CheckExact(v))
+            return fallback("a PackedStringArray element that is not an exact str");
+        if (PyUnicode_IS_COMPACT_ASCII(v)) {
+            s = (const char *)PyUnicode_DATA(v);
+            n = PyUnicode_GET_LENGTH(v);
+        }
+        else if ((s = PyUnicode_AsUTF8AndSize(v, &n)) == NULL) {
+            PyErr_Clear();
+            return fallback("a PackedStringArray element strict UTF-8 refuses");
+        }
+        body = (size_t)n + nul;
+        if (body > MAX_U32)
+            return fallback("a PackedStringArray element longer than a u32 length");
+        padded = (body + 3) & ~(size_t)3;
+        if (RESERVE(o, 4 + padded) < 0)
+            return -1;
+        put_u32(o->p, (uint32_t)body);
+        memcpy(o->p + 4, s, (size_t)n);
+        memset(o->p + 4 + n, 0, padded - (size_t)n);
+        o->p += 4 + padded;
+    }
+    return 0;
+}
+
+/* A PackedStringArray: its header and count, then the bytes it was read from when it
+ * keeps them in this dialect's layout, else its strings.  parts(value) (codec's
+ * _string_parts) says which, so that this file knows nothing of the class's insides. */
+static int write_strings(Writer *w, Out *o, PyObject *v)
+{
+    PyObject *parts;
+    int r;
+
+    if (w->strings_parts == NULL) /* cleared by the garbage collector */
+        return fallback("the writer has been cleared");
+    Py_INCREF(v);
+    parts = PyObject_CallOneArg(w->strings_parts, v);
+    Py_DECREF(v);
+    if (parts == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_Exception)) {
+            PyErr_Clear();
+            return fallback("PackedStringArray parts raised");
+        }
+        return -1;
+    }
+    if (PyTuple_CheckExact(parts) && PyTuple_GET_SIZE(parts) == 2 && PyBytes_CheckExact(PyTuple_GET_ITEM(parts, 0))) {
+        PyObject *wire = PyTuple_GET_ITEM(parts, 0);
+        Py_ssize_t count = PyLong_AsSsize_t(PyTuple_GET_ITEM(parts, 1)), n = PyBytes_GET_SIZE(wire);
+        if (count < 0 || (size_t)count > MAX_U32)
+            r = fallback("PackedStringArray count");
+        else if ((r = RESERVE(o, 8 + (size_t)n)) == 0) {
+            put_u32(o->p, (uint32_t)w->strings_header);
+            put_u32(o->p + 4, (uint32_t)count);
+            memcpy(o->p + 8, PyBytes_AS_STRING(wire), (size_t)n);
+            o->p += 8 + n;
+        }
+    }
+    else if (PyList_CheckExact(parts)) {
+        if ((size_t)PyList_GET_SIZE(parts) > MAX_U32)
+            r = fallback("PackedStringArray count");
+        else if ((r = out_u32_pair(o, (uint32_t)w->strings_header, (uint32_t)PyList_GET_SIZE(parts))) == 0)
+            r = write_string_list(w, o, parts);
+    }
+    else {
+        r = fallback("PackedStringArray parts: neither (wire, count) nor a list");
+    }
+    Py_DECREF(parts);
+    if (r < 0 && !PyErr_ExceptionMatches(Fallback) && PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        r = fallback("PackedStringArray");
+    }
+    return r;
+}
+
 /* Write one value.  0: written; 1: a container was opened (its elements are on the
  * stack); -1: an exception is set (Fallback, or one that must pass). */
 static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
@@ -537,6 +651,10 @@ static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
             return fallback("the dialect has no bool");
         return out_u32_pair(o, (uint32_t)w->headers[H_BOOL], v == Py_True ? 1u : 0u);
     }
+    if ((tp == &PyBytes_Type || tp == &PyByteArray_Type) && w->bytes_header >= 0)
+        return write_bytes(w, o, v);
+    if ((PyObject *)tp == w->strings_cls)
+        return write_strings(w, o, v);
     for (i = 0; i < w->n_math; i++) {
         if (w->math[i].type == tp)
             return write_math(o, &w->math[i], v);
@@ -722,15 +840,41 @@ static int writer_set_math(Writer *self, PyObject *math)
 
 static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"headers", "int_mode", "float_mode", "math", "leaf", "max_depth", NULL};
-    PyObject *headers, *math, *leaf;
+    static char *kwlist[] = {"headers", "int_mode", "float_mode", "math", "leaf", "max_depth", "bytes_header",
+                             "strings", NULL};
+    PyObject *headers, *math, *leaf, *strings = Py_None;
     int int_mode, float_mode;
     Py_ssize_t max_depth, i;
+    long long bytes_header = -1, strings_header = -1;
+    PyObject *strings_cls = NULL, *strings_parts = NULL;
+    int strings_nul = 0;
     Writer *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iiOOn:Writer", kwlist, &PyTuple_Type, &headers, &int_mode,
-                                     &float_mode, &math, &leaf, &max_depth))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iiOOn|$LO:Writer", kwlist, &PyTuple_Type, &headers, &int_mode,
+                                     &float_mode, &math, &leaf, &max_depth, &bytes_header, &strings))
         return NULL;
+    if (bytes_header > 0xFFFFFFFFLL) {
+        PyErr_SetString(PyExc_ValueError, "bytes_header must fit in a u32 (-1: none)");
+        return NULL;
+    }
+    if (strings != Py_None) {
+        if (!PyTuple_Check(strings) || PyTuple_GET_SIZE(strings) != 4 || !PyType_Check(PyTuple_GET_ITEM(strings, 0)) ||
+            !PyCallable_Check(PyTuple_GET_ITEM(strings, 3))) {
+            PyErr_SetString(PyExc_TypeError, "strings must be (class, header, nul, parts) or None");
+            return NULL;
+        }
+        strings_header = PyLong_AsLongLong(PyTuple_GET_ITEM(strings, 1));
+        if (strings_header == -1 && PyErr_Occurred())
+            return NULL;
+        if (strings_header < 0 || strings_header > 0xFFFFFFFFLL) {
+            PyErr_SetString(PyExc_ValueError, "the strings header must fit in a u32");
+            return NULL;
+        }
+        if ((strings_nul = PyObject_IsTrue(PyTuple_GET_ITEM(strings, 2))) < 0)
+            return NULL;
+        strings_cls = PyTuple_GET_ITEM(strings, 0);
+        strings_parts = PyTuple_GET_ITEM(strings, 3);
+    }
     if (PyTuple_GET_SIZE(headers) != N_HEADERS) {
         PyErr_SetString(PyExc_ValueError, "headers must be 8 ints: nil, bool, int, float, String, Array, "
                                           "Dictionary, Object (-1: none)");
@@ -762,6 +906,13 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->max_depth = max_depth;
     Py_INCREF(leaf);
     self->leaf = leaf;
+    self->bytes_header = bytes_header < 0 ? -1 : (int64_t)bytes_header;
+    self->strings_header = strings_header;
+    self->strings_nul = strings_nul;
+    Py_XINCREF(strings_cls);
+    self->strings_cls = strings_cls;
+    Py_XINCREF(strings_parts);
+    self->strings_parts = strings_parts;
     if (writer_set_math(self, math) < 0)
         goto error;
     return (PyObject *)self;
@@ -776,6 +927,8 @@ static int Writer_traverse(Writer *self, visitproc visit, void *arg)
     Py_ssize_t i;
 
     Py_VISIT(self->leaf);
+    Py_VISIT(self->strings_cls);
+    Py_VISIT(self->strings_parts);
     for (i = 0; i < self->n_math; i++) {
         Py_VISIT(self->math[i].type);
         Py_VISIT(self->math[i].header);
@@ -788,6 +941,8 @@ static int Writer_traverse(Writer *self, visitproc visit, void *arg)
 static int Writer_clear(Writer *self)
 {
     Py_CLEAR(self->leaf);
+    Py_CLEAR(self->strings_cls);
+    Py_CLEAR(self->strings_parts);
     writer_clear_math(self);
     return 0;
 }
@@ -822,7 +977,9 @@ PyDoc_STRVAR(Writer_doc,
 "float_mode 0-3: auto, flag64, f32, f64; math: {exact class: (header bytes, count, kind)}\n"
 "with kind 0 float32, 1 int32, 2 float64 (a snapshot is taken); leaf(value) -> bytes: the\n"
 "reference's bytes for a value without children; max_depth: the deepest nesting of\n"
-"non-empty containers.");
+"non-empty containers.  Keyword-only: bytes_header, the PackedByteArray header (-1: bytes\n"
+"go through leaf); strings, (class, header, nul, parts) for PackedStringArray, where\n"
+"parts(value) gives (wire bytes, count) or the list of its strings (None: through leaf).");
 
 static PyTypeObject WriterType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -843,11 +1000,69 @@ PyDoc_STRVAR(module_doc,
 "Writer.encode returns exactly the reference's bytes, or raises Fallback for anything it\n"
 "does not handle exactly; the caller then encodes the value with the reference.");
 
+/* --- one big buffer, copied once ------------------------------------------------------ */
+
+#define CONCAT_MAX_PARTS 8
+
+PyDoc_STRVAR(concat_doc,
+"concat(*parts) -> bytes\n\n"
+"b\"\".join(parts) for a few contiguous buffers (a lone packed array: header, data, padding),\n"
+"its one copy into memory advised for huge pages when it is big.  Fallback for anything\n"
+"else (a non-contiguous view, too many parts): the caller joins them itself.");
+
+static PyObject *concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer views[CONCAT_MAX_PARTS];
+    Py_ssize_t i, got = 0, total = 0;
+    PyObject *result = NULL;
+    char *p;
+
+    if (nargs > CONCAT_MAX_PARTS) {
+        PyErr_SetString(Fallback, "concat: too many parts");
+        return NULL;
+    }
+    for (; got < nargs; got++) {
+        if (PyObject_GetBuffer(args[got], &views[got], PyBUF_SIMPLE) < 0)
+            goto fail;
+        if (views[got].len > PY_SSIZE_T_MAX - total) {
+            got++;
+            PyErr_SetString(PyExc_OverflowError, "concat: too large");
+            goto fail;
+        }
+        total += views[got].len;
+    }
+    if ((result = PyBytes_FromStringAndSize(NULL, total)) == NULL)
+        goto fail;
+    p = PyBytes_AS_STRING(result);
+    advise_huge_pages(p, (size_t)total);
+    for (i = 0; i < nargs; i++) {
+        memcpy(p, views[i].buf, (size_t)views[i].len);
+        p += views[i].len;
+    }
+    for (i = 0; i < got; i++)
+        PyBuffer_Release(&views[i]);
+    return result;
+fail:
+    for (i = 0; i < got; i++)
+        PyBuffer_Release(&views[i]);
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        PyErr_SetString(Fallback, "concat: not contiguous buffers");
+    }
+    return NULL;
+}
+
+static PyMethodDef module_methods[] = {
+    {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL, concat_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "godot_formats._cencode",
     .m_doc = module_doc,
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__cencode(void)

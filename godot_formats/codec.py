@@ -539,6 +539,13 @@ def _strict_strings(buf: bytes, pos: int, count: int, end: int, nul: bool) -> tu
     return t.PackedStringArray(out), p
 
 
+def _string_parts(value: t.PackedStringArray, nul: bool) -> tuple[bytes, int] | list[str]:
+    """What the compiled writer copies for a PackedStringArray: the bytes it was read from
+    when it keeps them in this layout (with its count), else its strings."""
+    wire = value.wire(nul)
+    return (wire, len(value)) if wire is not None else value._strings()
+
+
 class _CReader:
     """The compiled reader's tables, made from the same rows and dialect as the reference's.
 
@@ -880,8 +887,12 @@ class Encoder:
                     and spec.parts is not None and spec.count == len(spec.cls._fields):
                 header, fmt, _ = self.math_plan(spec)
                 math[spec.cls] = (header, spec.count, "fid".index(fmt.format[-1]))
+        nul = d.packed_string_nul
+        strings = None if not d.has("PackedStringArray") else (
+            t.PackedStringArray, self._headers["PackedStringArray"], nul, partial(_string_parts, nul=nul))
         return accel.cencode.Writer(headers, int_mode, float_mode, math, self._c_leaf,  # type: ignore[union-attr]
-                                    self.max_depth)
+                                    self.max_depth, bytes_header=self._headers.get("PackedByteArray", -1),
+                                    strings=strings)
 
     def _c_leaf(self, value: Any) -> bytes:
         """The reference's bytes for one value without children (for the compiled writer)."""
@@ -919,15 +930,25 @@ class Encoder:
         not into a bytearray and then out of it."""
         if type(value) in _BUFFER_TYPES:
             n = memoryview(value).nbytes
-            return b"".join((_HEADER_U32.pack(self.header("PackedByteArray"), n), value, _PADDING[-n & 3]))
+            return self._join(_HEADER_U32.pack(self.header("PackedByteArray"), n), value, _PADDING[-n & 3])
         if type(value) is t.PackedStringArray and (wire := value.wire(self.dialect.packed_string_nul)) is not None:
-            return b"".join((_HEADER_U32.pack(self.header("PackedStringArray"), len(value)), wire))
+            return self._join(_HEADER_U32.pack(self.header("PackedStringArray"), len(value)), wire)
         spec = spec_for(value) if isinstance(value, t.PackedArray) else None
         if spec is not None and self.dialect.has(spec.name) and not _BIG_ENDIAN:
             head, typecode = self.packed_plan(spec)
             if value.data.typecode == typecode:
-                return b"".join((head(len(value)), value.data))
+                return self._join(head(len(value)), value.data)
         return None
+
+    def _join(self, *parts: Any) -> bytes:
+        """The parts' bytes in one new bytes object: the compiled core's concat (huge pages
+        for a big one), or b"".join."""
+        if self._c is not None:
+            try:
+                return accel.cencode.concat(*parts)  # type: ignore[union-attr, no-any-return]
+            except accel.cencode.Fallback:  # type: ignore[union-attr]
+                pass
+        return b"".join(parts)
 
     def encode_into(self, out: bytearray, value: Any) -> None:
         """Append the encoding of ``value`` to ``out``."""

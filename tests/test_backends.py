@@ -126,6 +126,11 @@ def test_values_encode_and_decode_alike(data: st.DataObject, dialect: str) -> No
     float("inf"), float("-inf"), float("nan"), -0.0, 5e-324, "\ud800", "héllo", "", [], {}, [[[]]],
     {"a": {"b": [1, 2.5, None, True]}}, gf.Vector2(1.5, 1e39), gf.Vector2i(2**31, 0), gf.Color(1, 0, 0, 1),
     [1] * 40, [0.5] * 40, [gf.StringName("x"), gf.NodePath("a/b"), b"abc", gf.PackedInt32Array([1, 2])],
+    [b"", b"a", b"abcd", bytearray(b"xyz"), memoryview(b"mv")], {"blob": b"\0" * 4099},
+    [gf.PackedStringArray([]), gf.PackedStringArray(["", "a", "héllo", "日本", "a\0b", "x" * 5000])],
+    [gf.PackedStringArray(["\ud800"])], [gf.PackedStringArray(["a", 1])],  # type: ignore[list-item]
+    [gf.loads(gf.dumps(gf.PackedStringArray(["ab", "c", ""]), "godot4"), "godot4")],  # kept in wire form
+    [gf.loads(gf.dumps(gf.PackedStringArray(["ab", "c", ""]), "docs-godot4"), "docs-godot4")],
 ])
 def test_edge_values_alike(value: Any) -> None:
     for dialect in ("godot4", "godot3", "godot3.0", "godot4-double", "docs-godot4", "godot2"):
