@@ -36,7 +36,7 @@ enum {
     K_FLOAT,          /* arg 0: float32, float64 with FLAG_64; 1: always f32; 2: always f64 */
     K_STRING,
     K_STRING_NAME,    /* arg: the StringName class */
-    K_MATH,           /* arg: (make, make_arg, count, is_int) */
+    K_MATH,           /* arg: (make, make_arg, count, is_int[, wide]) */
     K_ARRAY,          /* arg: whether the dialect has typed Arrays */
     K_DICTIONARY,     /* arg: whether the dialect has typed Dictionaries */
     K_OBJECT,         /* arg: the EncodedObjectAsID class */
@@ -111,6 +111,19 @@ rd_f64(const unsigned char *p)
     return d;
 }
 
+/* A double as the engine's float32 real_t holds it: rounded to nearest, and past float32's
+ * range infinity (IEEE 754's result; written out because C leaves an out-of-range
+ * conversion undefined).  FLT_MAX plus half its last unit and beyond rounds to infinity. */
+static inline double
+narrow_to_f32(double d)
+{
+    if (d >= 3.4028235677973366e38)
+        return Py_HUGE_VAL;
+    if (d <= -3.4028235677973366e38)
+        return -Py_HUGE_VAL;
+    return (double)(float)d;
+}
+
 /* --- the Reader's tables ------------------------------------------------------------- */
 
 /* One wire id, unpacked from its (kind, arg) entry once, at construction.  The object
@@ -121,6 +134,7 @@ typedef struct {
     int sub;              /* INT/FLOAT mode, ARRAY/DICTIONARY typed, MATH is_int */
     int count;            /* MATH: how many numbers */
     int fast_tuple;       /* MATH: make is tuple.__new__ on a plain tuple subclass */
+    int wide;             /* MATH: with FLAG_64, doubles: 0 not read here, 1 kept, 2 narrowed to float32 */
     Py_ssize_t size;      /* PACKED: bytes per element (item_size * width) */
     PyObject *reader;     /* py_readers[id], or NULL */
     PyObject *obj;        /* class (STRING_NAME, OBJECT), make (MATH), from_bytes (PACKED) */
@@ -227,10 +241,14 @@ fill_slot(Slot *s, PyObject *entry, PyObject *reader)
         break;
     case K_MATH: {
         int is_int;
-        if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) != 4 || !PyCallable_Check(PyTuple_GET_ITEM(arg, 0))) {
-            PyErr_SetString(PyExc_TypeError, "Reader: MATH arg must be (make, make_arg, count, is_int)");
+        if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) < 4 || PyTuple_GET_SIZE(arg) > 5 ||
+            !PyCallable_Check(PyTuple_GET_ITEM(arg, 0))) {
+            PyErr_SetString(PyExc_TypeError, "Reader: MATH arg must be (make, make_arg, count, is_int[, wide])");
             return -1;
         }
+        if (PyTuple_GET_SIZE(arg) == 5 && small_int(PyTuple_GET_ITEM(arg, 4), 0, 2, &v, "MATH wide") < 0)
+            return -1;
+        s->wide = PyTuple_GET_SIZE(arg) == 5 ? (int)v : 0;
         if (small_int(PyTuple_GET_ITEM(arg, 2), 1, MATH_MAX, &v, "MATH count") < 0)
             return -1;
         if ((is_int = PyObject_IsTrue(PyTuple_GET_ITEM(arg, 3))) < 0)
@@ -577,14 +595,17 @@ call1(PyObject *fn, PyObject *a)
     return PyObject_Vectorcall(fn, args, 1, NULL);
 }
 
-/* A flagless math value: `count` int32s or float32s, then make(make_arg, numbers). */
+/* A math value: `count` int32s or float32s, or with `wide` (the 64-bit flag, where the
+ * dialect reads it) doubles, kept or narrowed to float32 as the engine's real_t is; then
+ * make(make_arg, numbers). */
 static PyObject *
-read_math(State *st, const Slot *s, Py_ssize_t *pos)
+read_math(State *st, const Slot *s, Py_ssize_t *pos, int wide)
 {
     const unsigned char *p;
+    const Py_ssize_t size = wide ? 8 : 4;
     PyObject *parts, *res;
     int i;
-    if (st->end - *pos - 4 < (Py_ssize_t)4 * s->count)
+    if (st->end - *pos - 4 < size * s->count)
         return NULL;
     p = st->data + *pos + 4;
     if (s->fast_tuple)  /* tuple.__new__(cls, numbers) is this, without the temporary tuple */
@@ -593,15 +614,19 @@ read_math(State *st, const Slot *s, Py_ssize_t *pos)
         parts = PyTuple_New(s->count);
     if (parts == NULL)
         return NULL;
-    for (i = 0; i < s->count; i++, p += 4) {
-        PyObject *num = s->sub ? PyLong_FromLongLong(as_i32(rd_u32(p))) : PyFloat_FromDouble(rd_f32(p));
+    for (i = 0; i < s->count; i++, p += size) {
+        PyObject *num;
+        if (wide)
+            num = PyFloat_FromDouble(s->wide == 1 ? rd_f64(p) : narrow_to_f32(rd_f64(p)));
+        else
+            num = s->sub ? PyLong_FromLongLong(as_i32(rd_u32(p))) : PyFloat_FromDouble(rd_f32(p));
         if (num == NULL) {
             Py_DECREF(parts);
             return NULL;
         }
         PyTuple_SET_ITEM(parts, i, num);
     }
-    *pos += 4 + (Py_ssize_t)4 * s->count;
+    *pos += 4 + size * s->count;
     if (s->fast_tuple)
         return parts;
     {
@@ -1047,7 +1072,12 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
         }
         case K_MATH:
             /* Any flag (the 64-bit one, or bits the reference ignores): its reader decides. */
-            v = header == id ? read_math(st, s, &pos) : read_py(st, s->reader, &pos, header);
+            if (header == id)
+                v = read_math(st, s, &pos, 0);
+            else if (s->wide && header == (id | FLAG_64))
+                v = read_math(st, s, &pos, 1);
+            else
+                v = read_py(st, s->reader, &pos, header);
             break;
         case K_OBJECT: {
             uint64_t oid;

@@ -575,8 +575,9 @@ class _CReader:
         if name in simple:
             return simple[name]
         if family is Family.MATH and spec is not None:
-            _, _, make, arg = self.dec.math_plan(spec)
-            return self.MATH, (make, arg, spec.count, spec.component == I32)
+            _, wide, make, arg = self.dec.math_plan(spec)
+            return self.MATH, (make, arg, spec.count, spec.component == I32,
+                               0 if wide is None else 1 if d.real_is_double else 2)
         if family is Family.PACKED and spec is not None and (spec.component != I64 or d.int64_array_count_size == 4):
             typecode, size = COMPONENT_FORMATS[spec.component or ""]
             return self.PACKED, (spec.cls.from_bytes, typecode, size, spec.width)  # type: ignore[attr-defined]
