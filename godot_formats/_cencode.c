@@ -294,12 +294,15 @@ static int stack_push(Stack *st, PyObject *obj, int kind, Py_ssize_t size)
     return 0;
 }
 
-/* The reference's bytes for one value without children, appended.  The value is held
- * across the call: the callback runs Python code, which could drop the container's
- * reference to it. */
-static int write_leaf(Writer *w, Out *o, PyObject *v)
+/* A value of a type this file does not know, by the reference's row writer: leaf(v) gives
+ * its bytes, or for a container with children still to write (a typed Array, a
+ * Dictionary that is not a dict, a full Object) (its head's bytes, [children...]), and
+ * the children are walked here like a list's.  The value is held across the call: the
+ * callback runs Python code, which could drop the container's reference to it.
+ * 0: written; 1: its children are on the stack; -1: an exception is set. */
+static int write_leaf(Writer *w, Out *o, Stack *st, PyObject *v)
 {
-    PyObject *b;
+    PyObject *b, *children = NULL;
     Py_ssize_t n;
 
     if (w->leaf == NULL) /* cleared by the garbage collector: nothing to call */
@@ -315,19 +318,36 @@ static int write_leaf(Writer *w, Out *o, PyObject *v)
         }
         return -1; /* KeyboardInterrupt and the like go through */
     }
-    if (!PyBytes_Check(b)) {
+    if (PyTuple_CheckExact(b) && PyTuple_GET_SIZE(b) == 2 && st != NULL &&
+        PyBytes_CheckExact(PyTuple_GET_ITEM(b, 0)) && PyList_CheckExact(PyTuple_GET_ITEM(b, 1))) {
+        PyObject *head = PyTuple_GET_ITEM(b, 0);
+        children = PyTuple_GET_ITEM(b, 1);
+        Py_INCREF(head);
+        Py_INCREF(children);
+        Py_SETREF(b, head);
+    }
+    if (!PyBytes_CheckExact(b)) {
         Py_DECREF(b);
         return fallback("the leaf writer did not return bytes");
     }
     n = PyBytes_GET_SIZE(b);
     if (RESERVE(o, n) < 0) {
         Py_DECREF(b);
+        Py_XDECREF(children);
         return -1;
     }
     memcpy(o->p, PyBytes_AS_STRING(b), (size_t)n);
     o->p += n;
     Py_DECREF(b);
-    return 0;
+    if (children == NULL)
+        return 0;
+    if (PyList_GET_SIZE(children) == 0) {  /* nothing opened: the depth limit does not count it */
+        Py_DECREF(children);
+        return 0;
+    }
+    n = stack_push(st, children, K_LIST, PyList_GET_SIZE(children));
+    Py_DECREF(children);  /* the frame holds its own reference */
+    return n < 0 ? -1 : 1;
 }
 
 static int write_str(Writer *w, Out *o, PyObject *v)
@@ -348,7 +368,7 @@ static int write_str(Writer *w, Out *o, PyObject *v)
             /* An unpaired surrogate: some dialects write it (surrogatepass), some
              * refuse it; the reference's writer knows which. */
             PyErr_Clear();
-            return write_leaf(w, o, v);
+            return write_leaf(w, o, NULL, v);
         }
     }
     if ((size_t)n > MAX_U32)
@@ -659,7 +679,7 @@ static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
         if (w->math[i].type == tp)
             return write_math(o, &w->math[i], v);
     }
-    return write_leaf(w, o, v);
+    return write_leaf(w, o, st, v);
 }
 
 /* The next child of the innermost container, or NULL when it is finished (then popped).

@@ -895,12 +895,13 @@ class Encoder:
                                     self.max_depth, bytes_header=self._headers.get("PackedByteArray", -1),
                                     strings=strings)
 
-    def _c_leaf(self, value: Any) -> bytes:
-        """The reference's bytes for one value without children (for the compiled writer)."""
+    def _c_leaf(self, value: Any) -> bytes | tuple[bytes, list[Any]]:
+        """A value the compiled writer does not know, by its row's writer: its bytes, or for a
+        container with children still to write (a typed Array, a Dictionary that is not a
+        dict, a full Object), its head's bytes and the children, for the compiled walk."""
         out = bytearray()
-        if self.writer(value)(out, value) is not None:
-            raise EncodeError("a container: the reference writes it")
-        return bytes(out)
+        children = self.writer(value)(out, value)
+        return bytes(out) if children is None else (bytes(out), list(children))
 
     def writer(self, value: Any) -> _Fn[[bytearray, Any], Iterator[Any] | None]:
         """The writer of ``value``'s type (its registry row's), remembered per class."""

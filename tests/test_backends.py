@@ -272,3 +272,43 @@ def test_math_with_the_64_bit_flag_alike(dialect: str) -> None:
             for cut in (len(data), len(data) - 1, 4 + 4 * row.count):
                 _agree_on_decode(data[:cut], dialect, False)
             _agree_on_decode((0x1C).to_bytes(4, "little") + (2).to_bytes(4, "little") + data * 2, dialect, False)
+
+
+def _typed_values() -> list[Any]:
+    """Containers the compiled writer walks after the reference's row writes their heads."""
+    T = gf.types
+    vec_keys = T.Dictionary({gf.Vector2(1, 2): "v", 1.5: [1, 2], "s": T.TypedArray("int", [1, 2, 3])})
+    nested = T.TypedArray("Array", [T.TypedArray("int", [i]) for i in range(3)])
+    loop = T.TypedArray("Array")
+    loop.append(loop)
+    return [
+        T.TypedArray("int", [1, 2, 2**40]), T.TypedArray("int", list(range(20))), T.TypedArray("String", ["a", "é"]),
+        T.TypedArray("float", [0.5] * 17), T.TypedArray("int"), T.TypedArray(T.ContainerType.of_class("Node")),
+        T.TypedArray("Vector2", [gf.Vector2(1, 2)]), T.TypedArray("int", ["not an int"]),
+        vec_keys, T.Dictionary(), T.TypedDictionary("String", "int", {"a": 1, "b": 2}),
+        T.TypedDictionary("String", None, {"a": [T.TypedArray("int", [1])]}), T.TypedDictionary(None, None, {1: 2}),
+        [nested, {"k": nested}], (vec_keys, vec_keys), loop, T.TypedArray("int", [object()]),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_typed_values())))
+def test_typed_and_other_containers_alike(index: int) -> None:
+    value = _typed_values()[index]
+    for dialect in ("godot4", "godot4.3", "godot4.0", "godot3", "godot4-double", "docs-godot4", "godot2"):
+        _agree_on_encode(value, dialect, False)
+        _agree_on_encode(value, dialect, True)
+        for depth in (0, 1, 2, 3):
+            c = Encoder(get_dialect(dialect), backend="c", max_depth=depth)
+            py = Encoder(get_dialect(dialect), backend="python", max_depth=depth)
+            assert _outcome(c.encode, value) == _outcome(py.encode, value), (dialect, depth)
+
+
+def test_full_objects_alike() -> None:
+    """A full Object's properties are children too: decoded with objects allowed, written back."""
+    for path in CORPUS:
+        data = path.read_bytes()
+        for dialect in ("godot3", "godot4"):
+            c, _ = _decoders(dialect, True)
+            got = _outcome(c.decode, data)
+            if got[0] == "ok" and "Object" in repr(type(got[1][0])):
+                _agree_on_encode(got[1][0], dialect, True)
