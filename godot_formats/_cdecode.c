@@ -431,7 +431,8 @@ typedef struct {
     PyObject *buf;            /* the caller's object, passed to the Python callables */
     const unsigned char *data;
     Py_ssize_t end;
-    PyObject *dictionary;
+    PyObject *dictionary_for;  /* dictionary_for() -> this decode's dictionary(pairs, types) */
+    PyObject *dictionary;      /* made on first need: most decodes never build a Dictionary there */
     PyObject *view;           /* memoryview(buf), made on the first packed array */
     PyObject **vals;          /* decoded values, owned, in wire order */
     Py_ssize_t nvals, capvals;
@@ -777,6 +778,16 @@ read_strings(State *st, const Slot *s, Py_ssize_t *pos, uint32_t header)
     return read_py(st, s->reader, pos, header);
 }
 
+/* Whether this decode's dictionary callable is at hand (made by dictionary_for() on the
+ * first Dictionary the reference must build: its memo lives as long as the decode). */
+static int
+dictionary_of(State *st)
+{
+    if (st->dictionary == NULL)
+        st->dictionary = PyObject_CallNoArgs(st->dictionary_for);
+    return st->dictionary != NULL;
+}
+
 /* The Dictionary whose keys and values are vals[base:base + 2 * count].
  *
  * A plain dict when the reference's _dictionary would return one without looking
@@ -822,7 +833,7 @@ build_dict(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *types)
         PyList_SET_ITEM(pairs, i, kv[i]);  /* the references move into the list */
     {
         PyObject *args[2] = {pairs, types ? types : Py_None};
-        res = PyObject_Vectorcall(st->dictionary, args, 2, NULL);
+        res = dictionary_of(st) ? PyObject_Vectorcall(st->dictionary, args, 2, NULL) : NULL;
     }
     Py_DECREF(pairs);
     return res;
@@ -873,7 +884,7 @@ open_container(State *st, int kind, Py_ssize_t count, PyObject *target, PyObject
             *empty = NULL;
             if (pairs != NULL) {
                 PyObject *args[2] = {pairs, types};
-                *empty = PyObject_Vectorcall(st->dictionary, args, 2, NULL);
+                *empty = dictionary_of(st) ? PyObject_Vectorcall(st->dictionary, args, 2, NULL) : NULL;
                 Py_DECREF(pairs);
             }
             Py_DECREF(types);
@@ -1184,10 +1195,11 @@ set_fallback(void)
 }
 
 PyDoc_STRVAR(decode_doc,
-"decode(buf, offset, end, dictionary) -> (value, next_pos)\n\n"
+"decode(buf, offset, end, dictionary_for) -> (value, next_pos)\n\n"
 "Decode the value at buf[offset:end], or raise Fallback for the reference to decide.\n"
-"``dictionary(pairs, types)`` builds the Dictionaries that are not plain str/int-keyed\n"
-"dicts (the reference's _dictionary, with this decode's memo).");
+"``dictionary_for()`` gives this decode's ``dictionary(pairs, types)``, which builds the\n"
+"Dictionaries that are not plain str/int-keyed dicts (the reference's _dictionary, with a\n"
+"memo for the decode); it is called once, on the first such Dictionary, if ever.");
 
 static PyObject *
 Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1198,7 +1210,7 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *value, *result = NULL;
 
     if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "decode(buf, offset, end, dictionary) takes 4 arguments");
+        PyErr_SetString(PyExc_TypeError, "decode(buf, offset, end, dictionary_for) takes 4 arguments");
         return NULL;
     }
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
@@ -1218,7 +1230,7 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
     st.buf = args[0];
     st.data = view.buf;
     st.end = end;
-    st.dictionary = args[3];
+    st.dictionary_for = args[3];
     st.elements_left = self->max_elements;
     if (end - offset >= TEXT_CACHE_MIN_INPUT)
         st.texts = PyMem_Calloc(TEXT_CACHE_SIZE, sizeof(struct text_slot));  /* NULL: no cache, no harm */
@@ -1251,6 +1263,7 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         set_fallback();
     }
     Py_XDECREF(st.view);
+    Py_XDECREF(st.dictionary);
     if (st.texts != NULL) {
         for (i = 0; i < TEXT_CACHE_SIZE; i++)
             Py_XDECREF(st.texts[i].text);

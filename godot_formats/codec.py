@@ -61,6 +61,10 @@ _HEADER_U32 = struct.Struct("<II")
 _NOTHING = struct.Struct("<")  # unpacks ()
 _PADDING = PADDING
 _BUFFER_TYPES = (bytes, bytearray, memoryview)
+#: The classes a lone top-level value of is copied in one go (Encoder._lone_buffer): the
+#: buffers, PackedStringArray and the packed arrays of the registry's rows.
+_LONE_TYPES = frozenset((*_BUFFER_TYPES, t.PackedStringArray,
+                         *(spec.cls for spec in REGISTRY if spec.family is Family.PACKED)))
 
 # Frame kinds of the decoder's explicit stack: an Array, a Dictionary waiting
 # for a key or for a value, an Object, the top level.
@@ -305,6 +309,11 @@ class Decoder:
             plan = self._math_plans[spec.name] = (narrow, wide, make, arg)
         return plan
 
+    def _dictionary_for(self) -> _Fn[[list[Any], Any], Any]:
+        """The compiled core's builder of the Dictionaries that are not plain dicts, for one
+        decode (its memo lives that long); asked for only when the first is met."""
+        return partial(_dictionary, rules=self._key_rules, memo={})
+
     # -- the main loop -------------------------------------------------------
 
     def decode(self, data: bytes | bytearray | memoryview, offset: int = 0, end: int | None = None) -> tuple[Any, int]:
@@ -320,7 +329,7 @@ class Decoder:
             raise DecodeError(offset, f"{end - offset} bytes of input exceed max_size={self.max_size}")
         if self._c is not None:
             try:
-                return self._c.decode(buf, offset, end, partial(_dictionary, rules=self._key_rules, memo={}))  # type: ignore[no-any-return]
+                return self._c.decode(buf, offset, end, self._dictionary_for)  # type: ignore[no-any-return]
             except accel.cdecode.Fallback:  # type: ignore[union-attr]
                 pass  # something the compiled core leaves to the reference: it decides
         walk = _Walk(self, buf, offset, end)
@@ -915,9 +924,10 @@ class Encoder:
         return writer
 
     def encode(self, value: Any) -> bytes:
-        lone = self._lone_buffer(value)
-        if lone is not None:
-            return lone
+        if type(value) in _LONE_TYPES:  # one set lookup: a small message pays no more
+            lone = self._lone_buffer(value)
+            if lone is not None:
+                return lone
         if self._c is not None:
             try:
                 return self._c.encode(value)  # type: ignore[no-any-return]

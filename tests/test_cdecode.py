@@ -104,7 +104,7 @@ class Pair:
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
         end = len(buf) if end is None else end
         return self.reader.decode(buf, offset, end,  # type: ignore[no-any-return]
-                                  partial(codec._dictionary, rules=self.dec._key_rules, memo={}))
+                                  lambda: partial(codec._dictionary, rules=self.dec._key_rules, memo={}))
 
     def ref(self, data: Any, offset: int = 0, end: int | None = None) -> tuple[Any, int] | None:
         try:
@@ -412,6 +412,10 @@ def _dictionary(pairs: list[Any], types: Any) -> Any:
     return codec._dictionary(pairs, types, get_dialect("godot4").key_rules, {})
 
 
+def _dictionary_for() -> Callable[[list[Any], Any], Any]:
+    return _dictionary
+
+
 @pytest.mark.parametrize("bad", [
     lambda buf, pos, header, end: 1 / 0,                     # raises
     lambda buf, pos, header, end: (7, pos),                  # does not move
@@ -427,10 +431,10 @@ def test_misbehaving_readers_fall_back(bad: Callable[..., Any]) -> None:
     reader = _reader_with("godot4", int=bad)
     blob = gf.dumps([1, "x", {"a": 2}], "godot4")
     with pytest.raises(Fallback):
-        reader.decode(blob, 0, len(blob), _dictionary)
+        reader.decode(blob, 0, len(blob), _dictionary_for)
     # The leaves the C code reads itself still need no reader.
     blob = gf.dumps(["x"], "godot4")
-    assert reader.decode(blob, 0, len(blob), _dictionary) == (["x"], len(blob))
+    assert reader.decode(blob, 0, len(blob), _dictionary_for) == (["x"], len(blob))
 
 
 @pytest.mark.parametrize("bad", [
@@ -446,11 +450,11 @@ def test_misbehaving_heads_fall_back(bad: Callable[..., Any]) -> None:
     blob = gf.dumps(t.TypedArray("int", [1]), "godot4")
     reader = _reader_with("godot4", array_head=bad)
     with pytest.raises(Fallback):
-        reader.decode(blob, 0, len(blob), _dictionary)
+        reader.decode(blob, 0, len(blob), _dictionary_for)
     blob = gf.dumps(t.TypedDictionary("String", "int", {"a": 1}), "godot4")
     reader = _reader_with("godot4", dict_head=lambda *a: 1 / 0)
     with pytest.raises(Fallback):
-        reader.decode(blob, 0, len(blob), _dictionary)
+        reader.decode(blob, 0, len(blob), _dictionary_for)
 
 
 def test_dictionary_callable_errors_fall_back() -> None:
@@ -460,10 +464,31 @@ def test_dictionary_callable_errors_fall_back() -> None:
     def broken(pairs: list[Any], types: Any) -> Any:
         raise ValueError("no")
 
+    def no_dictionary() -> Any:
+        raise ValueError("no")
+
     with pytest.raises(Fallback):
-        p.reader.decode(blob, 0, len(blob), broken)
-    with pytest.raises(Fallback):
-        p.reader.decode(blob, 0, len(blob), None)
+        p.reader.decode(blob, 0, len(blob), lambda: broken)
+    for dictionary_for in (None, no_dictionary, lambda: None):
+        with pytest.raises(Fallback):
+            p.reader.decode(blob, 0, len(blob), dictionary_for)
+
+
+def test_dictionary_for_is_called_once_and_only_when_needed() -> None:
+    p = pair("godot4")
+    made: list[int] = []
+
+    def dictionary_for() -> Any:
+        made.append(1)
+        return partial(codec._dictionary, rules=p.dec._key_rules, memo={})
+
+    plain = gf.dumps([{"a": 1}, {2: [3]}], "godot4")
+    assert p.reader.decode(plain, 0, len(plain), dictionary_for)[0] == [{"a": 1}, {2: [3]}]
+    assert made == []
+    odd = gf.dumps([t.Dictionary([(1.5, 2)]), t.Dictionary([(gf.Vector2(1, 2), 3)]), {}], "godot4")
+    value, _ = p.reader.decode(odd, 0, len(odd), dictionary_for)
+    assert same_value(value, p.dec.decode(odd)[0])
+    assert made == [1]
 
 
 def test_interrupts_are_not_fallbacks() -> None:
@@ -474,7 +499,7 @@ def test_interrupts_are_not_fallbacks() -> None:
     reader = _reader_with("godot4", int=interrupted)
     blob = gf.dumps([1], "godot4")
     with pytest.raises(KeyboardInterrupt):
-        reader.decode(blob, 0, len(blob), _dictionary)
+        reader.decode(blob, 0, len(blob), _dictionary_for)
 
 
 def test_bad_tables_are_refused_when_made() -> None:
@@ -597,7 +622,8 @@ def test_no_leaks_over_100000_decodes() -> None:
     ]
 
     def run(n: int) -> None:
-        dictionary = partial(codec._dictionary, rules=p.dec._key_rules, memo={})
+        def dictionary() -> Any:
+            return partial(codec._dictionary, rules=p.dec._key_rules, memo={})
         for i in range(n):
             blob = blobs[i % len(blobs)]
             try:
