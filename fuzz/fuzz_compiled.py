@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import random
+import struct
 import sys
 import time
 from pathlib import Path
@@ -61,6 +62,12 @@ def _outcome(fn: Any, arg: Any) -> tuple[str, Any]:
 
 
 def test_one_input(data: bytes) -> None:
+    """Decode alike, write the decoded value alike; then write a value built from the bytes alike."""
+    decode_alike(data)
+    encode_alike(build_value(data))
+
+
+def decode_alike(data: bytes) -> None:
     for (name, objects), (c_dec, py_dec, c_enc, py_enc) in PAIRS.items():
         got, want = _outcome(c_dec.decode, data), _outcome(py_dec.decode, data)
         if got[0] != want[0] or (got[0] != "ok" and got[1] != want[1]):
@@ -70,6 +77,120 @@ def test_one_input(data: bytes) -> None:
         if got[1][1] != want[1][1] or not same_value(got[1][0], want[1][0]):
             raise AssertionError(f"{name} objects={objects}: decoded values differ")
         written, expected = _outcome(c_enc.encode, want[1][0]), _outcome(py_enc.encode, want[1][0])
+        if written != expected:
+            raise AssertionError(f"{name} objects={objects}: compiled writer {written!r:.300} "
+                                 f"reference {expected!r:.300}")
+
+
+# --- values no decode gives: the compiled writer's own inputs --------------------------------
+
+_NAMES = ("int", "String", "float", "Array", "Dictionary", "Vector2", "StringName", "Object", "Nil")
+_MAX_OPS = 300
+
+
+class _Taker:
+    """The input's bytes, taken a few at a time (zeros once they run out)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def take(self, n: int) -> bytes:
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk.ljust(n, b"\0")
+
+    def byte(self) -> int:
+        return self.take(1)[0]
+
+    def int(self) -> int:
+        size = (1, 4, 8, 9)[self.byte() & 3]
+        return int.from_bytes(self.take(size), "little", signed=True)
+
+    def float(self) -> float:
+        return struct.unpack("<d", self.take(8))[0]
+
+    def text(self) -> str:
+        raw = self.take(self.byte() & 15)
+        return raw.decode("utf-8", "surrogatepass") if self.byte() & 1 and _utf8(raw) else raw.decode("latin-1")
+
+    def done(self) -> bool:
+        return self.pos >= len(self.data)
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8", "surrogatepass")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _leaf(tk: _Taker, op: int) -> Any:
+    t = gf.types
+    makers = (
+        tk.int, tk.float, tk.text, lambda: tk.take(tk.byte() % 40), lambda: bytearray(tk.take(tk.byte() & 7)),
+        lambda: None, lambda: bool(tk.byte() & 1), lambda: gf.Vector2(tk.float(), tk.float()),
+        lambda: gf.Vector3i(tk.int() % 2**31, 0, -1), lambda: gf.Color(tk.float(), 0.5, 1.0, tk.float()),
+        lambda: gf.StringName(tk.text()), lambda: gf.NodePath(tk.text() or "a"),
+        lambda: gf.PackedStringArray([tk.text() for _ in range(tk.byte() & 7)]),
+        lambda: gf.PackedStringArray([tk.text(), tk.int()]),  # not all strings
+        lambda: gf.PackedInt32Array([tk.int() % 2**31 for _ in range(tk.byte() & 7)]),
+        lambda: gf.PackedFloat32Array([tk.float() for _ in range(tk.byte() & 3)]),
+        lambda: t.EncodedObjectAsID(tk.int() % 2**63), lambda: type("S", (str,), {})(tk.text()),
+        lambda: 2 ** (tk.byte() % 80) * (-1 if tk.byte() & 1 else 1), lambda: float("nan"),
+    )
+    return makers[op % len(makers)]()
+
+
+def _close(kind: str, items: list[Any], name: str) -> Any:
+    t = gf.types
+    if kind == "list":
+        return items
+    if kind == "tuple":
+        return tuple(items)
+    if kind == "typed":
+        return t.TypedArray(name, items)
+    pairs = list(zip(items[::2], items[1::2]))
+    if kind == "dict":
+        return {k: v for k, v in pairs if isinstance(k, (str, int, float, bool, type(None), tuple))
+                and not isinstance(k, tuple)}
+    if kind == "object":
+        return gf.Object(name, {str(k): v for k, v in pairs})
+    try:
+        return t.Dictionary(pairs) if kind == "Dictionary" else t.TypedDictionary(name, None, pairs)
+    except gf.GodotFormatsError:
+        return t.Dictionary()
+
+
+def build_value(data: bytes) -> Any:
+    """A value from the input's bytes: each byte an op -- a leaf, or open or close a
+    container -- on an explicit stack (no recursion, however deep the bytes nest)."""
+    tk = _Taker(data)
+    kinds = ("list", "tuple", "typed", "dict", "Dictionary", "TypedDictionary", "object")
+    stack: list[tuple[str, list[Any], str]] = [("list", [], "")]
+    for _ in range(_MAX_OPS):
+        if tk.done():
+            break
+        op = tk.byte()
+        if op < 64:
+            stack.append((kinds[op % len(kinds)], [], _NAMES[(op >> 3) % len(_NAMES)]))
+        elif op < 96 and len(stack) > 1:
+            kind, items, name = stack.pop()
+            stack[-1][1].append(_close(kind, items, name))
+        elif op < 100 and stack[-1][1]:
+            stack[-1][1].append(stack[-1][1][-1])  # the same object twice (and, closed, a cycle-free DAG)
+        else:
+            stack[-1][1].append(_leaf(tk, op))
+    while len(stack) > 1:
+        kind, items, name = stack.pop()
+        stack[-1][1].append(_close(kind, items, name))
+    return stack[0][1]
+
+
+def encode_alike(value: Any) -> None:
+    """The compiled writer and the reference on one value: the same bytes, or the same error."""
+    for (name, objects), (_, _, c_enc, py_enc) in PAIRS.items():
+        written, expected = _outcome(c_enc.encode, value), _outcome(py_enc.encode, value)
         if written != expected:
             raise AssertionError(f"{name} objects={objects}: compiled writer {written!r:.300} "
                                  f"reference {expected!r:.300}")

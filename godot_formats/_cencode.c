@@ -48,7 +48,7 @@
 /* A count or byte length is a u32 on the wire. */
 #define MAX_U32 ((size_t)0xFFFFFFFFu)
 
-enum { H_NIL, H_BOOL, H_INT, H_FLOAT, H_STRING, H_ARRAY, H_DICT, H_OBJECT, N_HEADERS };
+enum { H_NIL, H_BOOL, H_INT, H_FLOAT, H_STRING, H_ARRAY, H_DICT, N_HEADERS };
 enum { INT_AUTO, INT_FLAG64, INT_I64, INT_I32 };
 enum { FLOAT_AUTO, FLOAT_FLAG64, FLOAT_F32, FLOAT_F64 };
 enum { MATH_F32, MATH_I32, MATH_F64 };
@@ -896,8 +896,8 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         strings_parts = PyTuple_GET_ITEM(strings, 3);
     }
     if (PyTuple_GET_SIZE(headers) != N_HEADERS) {
-        PyErr_SetString(PyExc_ValueError, "headers must be 8 ints: nil, bool, int, float, String, Array, "
-                                          "Dictionary, Object (-1: none)");
+        PyErr_SetString(PyExc_ValueError, "headers must be 7 ints: nil, bool, int, float, String, Array, "
+                                          "Dictionary (-1: none)");
         return NULL;
     }
     if (int_mode < INT_AUTO || int_mode > INT_I32 || float_mode < FLOAT_AUTO || float_mode > FLOAT_F64) {
@@ -992,8 +992,8 @@ static PyGetSetDef Writer_getset[] = {
 
 PyDoc_STRVAR(Writer_doc,
 "Writer(headers, int_mode, float_mode, math, leaf, max_depth)\n\n"
-"One dialect's compiled writer.  headers: (nil, bool, int, float, String, Array, Dictionary,\n"
-"Object) type ids, -1 where the dialect has none; int_mode 0-3: auto, flag64, i64, i32;\n"
+"One dialect's compiled writer.  headers: (nil, bool, int, float, String, Array, Dictionary)\n"
+"type ids, -1 where the dialect has none; int_mode 0-3: auto, flag64, i64, i32;\n"
 "float_mode 0-3: auto, flag64, f32, f64; math: {exact class: (header bytes, count, kind)}\n"
 "with kind 0 float32, 1 int32, 2 float64 (a snapshot is taken); leaf(value) -> bytes: the\n"
 "reference's bytes for a value without children; max_depth: the deepest nesting of\n"

@@ -887,7 +887,7 @@ class Encoder:
         """The compiled writer, with this dialect's headers, number formats and vector types."""
         d = self.dialect
         headers = tuple(self._headers.get(n, -1) for n in ("Nil", "bool", "int", "float", "String", "Array",
-                                                            "Dictionary", "Object"))
+                                                            "Dictionary"))
         int_mode = {IntFormat.AUTO: 0, IntFormat.FLAG64: 1, IntFormat.I64: 2, IntFormat.I32: 3}[d.int_format]
         float_mode = {FloatFormat.AUTO: 0, FloatFormat.FLAG64: 1, FloatFormat.F32: 2,
                       FloatFormat.F64: 3}[d.float_format]

@@ -35,7 +35,7 @@ _cencode = pytest.importorskip("godot_formats._cencode", reason="the compiled wr
 Fallback = _cencode.Fallback
 
 DIALECTS = ["godot4", "godot3", "godot3.0", "godot4-double"]
-HEADER_NAMES = ("Nil", "bool", "int", "float", "String", "Array", "Dictionary", "Object")
+HEADER_NAMES = ("Nil", "bool", "int", "float", "String", "Array", "Dictionary")
 INT_MODES = ("auto", "flag64", "i64", "i32")
 FLOAT_MODES = ("auto", "flag64", "f32", "f64")
 
@@ -388,7 +388,7 @@ def test_no_reference_leaks() -> None:
 
 
 def _writer_with_leaf(leaf: Any, max_depth: int = 1024) -> Any:
-    return _cencode.Writer((0, 1, 2, 3, 4, 28, 27, 24), 0, 0, {}, leaf, max_depth)
+    return _cencode.Writer((0, 1, 2, 3, 4, 28, 27), 0, 0, {}, leaf, max_depth)
 
 
 def test_leaf_mutating_the_containers_is_a_fallback() -> None:
@@ -416,8 +416,28 @@ def test_leaf_results() -> None:
     assert _writer_with_leaf(lambda v: b"\1\2\3").encode([object()]) == bytes.fromhex("1c00000001000000010203")
 
 
+def test_leaf_heads_with_children() -> None:
+    """A leaf result (head, [children]): the head's bytes, then the children walked like a
+    list's, counted by the depth limit; anything else shaped like it is a fallback."""
+    head = b"\xaa\xbb\xcc\xdd"
+    w = _writer_with_leaf(lambda v: (head, [1, "x", [2]]))
+    assert w.encode([object()]) == bytes.fromhex("1c00000001000000") + head + bytes.fromhex(
+        "0200000001000000" "040000000100000078000000" "1c000000010000000200000002000000")
+    assert _writer_with_leaf(lambda v: (head, [])).encode(object()) == head
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(Fallback):  # children nested past max_depth
+        _writer_with_leaf(lambda v: (head, loop), max_depth=50).encode(object())
+    for bad in [("x", [1]), (head, (1,)), (head, [1], 2), [head, [1]], (head, None)]:
+        with pytest.raises(Fallback):
+            _writer_with_leaf(lambda v, bad=bad: bad).encode([object()])
+    # A str strict UTF-8 refuses goes to the leaf alone: a head with children there is refused.
+    with pytest.raises(Fallback):
+        _writer_with_leaf(lambda v: (head, [1])).encode("\ud800")
+
+
 def test_missing_headers_fall_back() -> None:
-    w = _cencode.Writer((-1,) * 8, 0, 0, {}, lambda v: b"", 8)
+    w = _cencode.Writer((-1,) * 7, 0, 0, {}, lambda v: b"", 8)
     for value in (None, True, 1, 1.0, "s", [], {}):
         with pytest.raises(Fallback):
             w.encode(value)
@@ -430,23 +450,36 @@ def test_big_output_grows_the_buffer() -> None:
 
 def test_construction_is_checked() -> None:
     leaf = lambda v: b""  # noqa: E731
-    good = ((0,) * 8, 0, 0, {}, leaf, 4)
+    good = ((0,) * 7, 0, 0, {}, leaf, 4)
     _cencode.Writer(*good)
     for bad, exc in [
-        (((0,) * 7, 0, 0, {}, leaf, 4), ValueError),
-        (((0,) * 8, 4, 0, {}, leaf, 4), ValueError),
-        (((0,) * 8, 0, -1, {}, leaf, 4), ValueError),
-        (((0,) * 8, 0, 0, {}, 5, 4), TypeError),
-        (((2**40,) * 8, 0, 0, {}, leaf, 4), ValueError),
-        ((("x",) * 8, 0, 0, {}, leaf, 4), TypeError),
-        (((0,) * 8, 0, 0, [], leaf, 4), TypeError),
-        (((0,) * 8, 0, 0, {int: (b"", 1, 0)}, leaf, 4), TypeError),  # not a tuple subclass
-        (((0,) * 8, 0, 0, {t.Vector2: (b"", 2, 3)}, leaf, 4), ValueError),
-        (((0,) * 8, 0, 0, {t.Vector2: ("x", 2, 0)}, leaf, 4), TypeError),
+        (((0,) * 6, 0, 0, {}, leaf, 4), ValueError),
+        (((0,) * 7, 4, 0, {}, leaf, 4), ValueError),
+        (((0,) * 7, 0, -1, {}, leaf, 4), ValueError),
+        (((0,) * 7, 0, 0, {}, 5, 4), TypeError),
+        (((2**40,) * 7, 0, 0, {}, leaf, 4), ValueError),
+        ((("x",) * 7, 0, 0, {}, leaf, 4), TypeError),
+        (((0,) * 7, 0, 0, [], leaf, 4), TypeError),
+        (((0,) * 7, 0, 0, {int: (b"", 1, 0)}, leaf, 4), TypeError),  # not a tuple subclass
+        (((0,) * 7, 0, 0, {t.Vector2: (b"", 2, 3)}, leaf, 4), ValueError),
+        (((0,) * 7, 0, 0, {t.Vector2: ("x", 2, 0)}, leaf, 4), TypeError),
     ]:
         with pytest.raises(exc):
             _cencode.Writer(*bad)
     assert _cencode.Writer(*good).max_depth == 4
+    strings = (t.PackedStringArray, 34, True, lambda v: [])
+    _cencode.Writer(*good, bytes_header=29, strings=strings)
+    for kwargs, exc in [
+        ({"bytes_header": 2**40}, ValueError),
+        ({"strings": (t.PackedStringArray, 34, True)}, TypeError),
+        ({"strings": ("not a class", 34, True, len)}, TypeError),
+        ({"strings": (t.PackedStringArray, 34, True, 5)}, TypeError),
+        ({"strings": (t.PackedStringArray, -1, True, len)}, ValueError),
+        ({"strings": (t.PackedStringArray, 2**40, True, len)}, ValueError),
+        ({"strings": (t.PackedStringArray, "x", True, len)}, TypeError),
+    ]:
+        with pytest.raises(exc):
+            _cencode.Writer(*good, **kwargs)
     assert issubclass(Fallback, Exception)
 
 
