@@ -38,6 +38,7 @@ from .wire import (
     Name,
     _f32,
     _u64,
+    byte_buffer,
     pack_u32,
     packed_layout,
     pad4,
@@ -941,6 +942,7 @@ class Encoder:
         """A lone big buffer (a PackedByteArray save, a packed array) is copied once,
         not into a bytearray and then out of it."""
         if type(value) in _BUFFER_TYPES:
+            value = byte_buffer(value)
             n = memoryview(value).nbytes
             return self._join(_HEADER_U32.pack(self.header("PackedByteArray"), n), value, _PADDING[-n & 3])
         if type(value) is t.PackedStringArray and (wire := value.wire(self.dialect.packed_string_nul)) is not None:

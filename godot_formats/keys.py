@@ -185,7 +185,10 @@ def _scalar_id(value: Any, context: str, rules: KeyRules, owner: Any) -> Any:
     if isinstance(value, (list, tuple, Mapping, t.Object)):
         return _CONTAINER
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return b"B" + bytes(value)
+        try:
+            return b"B" + bytes(value)
+        except ValueError:  # a released memoryview: no bytes to compare, equal only to itself
+            return _APART
     if isinstance(value, t.PackedArray):
         ident = _packed_id(value, rules, owner)
         return _APART if ident.startswith(b"r") else ident

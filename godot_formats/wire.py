@@ -370,7 +370,19 @@ def read_packed_bytes(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: 
     return bytes(buf[start:start + count]), min(start + count + pad4(count), end)
 
 
+def byte_buffer(value: Any) -> Any:
+    """A PackedByteArray value as one contiguous buffer: a strided memoryview's bytes copied
+    in order (bytearray += and b"".join take only contiguous ones); a released one refused."""
+    if type(value) is memoryview:
+        try:
+            return value if value.c_contiguous else value.tobytes()
+        except ValueError:
+            raise EncodeError("cannot encode a released memoryview") from None
+    return value
+
+
 def write_packed_bytes(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> None:
+    value = byte_buffer(value)
     out += pack_u32(enc.header("PackedByteArray"))
     n = memoryview(value).nbytes
     out += pack_u32(n)

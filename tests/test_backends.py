@@ -132,6 +132,10 @@ def test_values_encode_and_decode_alike(data: st.DataObject, dialect: str) -> No
     [gf.PackedStringArray(["\ud800"])], [gf.PackedStringArray(["a", 1])],  # type: ignore[list-item]
     [gf.loads(gf.dumps(gf.PackedStringArray(["ab", "c", ""]), "godot4"), "godot4")],  # kept in wire form
     [gf.loads(gf.dumps(gf.PackedStringArray(["ab", "c", ""]), "docs-godot4"), "docs-godot4")],
+    # lone buffers, copied once (the big ones into memory advised for huge pages)
+    b"x" * 5_000_001, bytearray(4_194_304), memoryview(b"abcdef")[::2], memoryview(b"abcdef"),
+    gf.PackedFloat32Array([1.5, 2]), gf.PackedVector2Array([gf.Vector2(1, 2)]), gf.PackedInt64Array([2**40]),
+    gf.loads(gf.dumps(gf.PackedStringArray(["ab", "c"]), "godot4"), "godot4"), [b"y" * 4_200_000, 1],
 ])
 def test_edge_values_alike(value: Any) -> None:
     for dialect in ("godot4", "godot3", "godot3.0", "godot4-double", "docs-godot4", "godot2"):

@@ -74,3 +74,23 @@ def test_errors_carry_where_and_what() -> None:
     losses = [Loss("[0]", "narrowed"), Loss("", "gone")]
     err = ConversionError(losses)
     assert err.losses == losses and "2 value(s)" in str(err) and "<root>: gone" in str(err)
+
+
+def test_memoryviews_strided_and_released() -> None:
+    """A strided memoryview is the bytes it shows (bytearray += and b"".join refuse one: they
+    raised TypeError at the top level); a released one is the library's error, not ValueError,
+    in the writers, and a key equal only to itself."""
+    strided = memoryview(b"abcdef")[::2]
+    released = memoryview(b"ab")
+    released.release()
+    for dialect in ("godot4", "godot3"):
+        assert gf.dumps(strided, dialect) == gf.dumps(b"ace", dialect)
+        assert gf.dumps([strided], dialect) == gf.dumps([b"ace"], dialect)
+        for value in (released, [released], {"k": released}):
+            with pytest.raises(gf.EncodeError):
+                gf.dumps(value, dialect)
+            with pytest.raises(gf.GodotFormatsError):
+                gf.to_text(value, dialect)
+    key = gf.godot_key(released, gf.GODOT4_KEYS, None)
+    assert key == gf.godot_key(released, gf.GODOT4_KEYS, None)
+    assert key != gf.godot_key(memoryview(b""), gf.GODOT4_KEYS, None)
