@@ -737,6 +737,32 @@ static int next_child(Stack *st, PyObject **child, int *owned)
     return 0;
 }
 
+/* A run of exact ints that fit 32 bits in a list (ids, scores, tiles): written without the
+ * general dispatch, as write_int writes them.  It stops at anything else, which the
+ * general path then writes.  No Python code runs here, so the list cannot change. */
+static int write_int_run(Writer *w, Out *o, Frame *f)
+{
+    PyObject **items = ((PyListObject *)f->obj)->ob_item;
+    const uint32_t h = (uint32_t)w->headers[H_INT];
+
+    if ((w->int_mode != INT_AUTO && w->int_mode != INT_I32) || w->headers[H_INT] < 0 ||
+        PyList_GET_SIZE(f->obj) != f->size)
+        return 0;
+    while (f->pos < f->size && PyLong_CheckExact(items[f->pos])) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(items[f->pos], &overflow);
+        if (overflow || x < INT32_MIN || x > INT32_MAX)
+            break;
+        if (RESERVE(o, 8) < 0)
+            return -1;
+        put_u32(o->p, h);
+        put_u32(o->p + 4, (uint32_t)(int32_t)x);
+        o->p += 8;
+        f->pos++;
+    }
+    return 0;
+}
+
 static PyObject *Writer_encode(Writer *self, PyObject *value)
 {
     Out out;
@@ -749,6 +775,8 @@ static PyObject *Writer_encode(Writer *self, PyObject *value)
     while (st.n > 0) {
         PyObject *child;
         int owned, r;
+        if (st.frames[st.n - 1].kind == K_LIST && write_int_run(self, &out, &st.frames[st.n - 1]) < 0)
+            goto error;
         if (next_child(&st, &child, &owned) < 0)
             goto error;
         if (child == NULL)
