@@ -93,7 +93,7 @@ MATH_TYPES_BY_COLUMNS: dict[str, MathType] = {s.name: _math_row(s, True) for s i
 
 #: Packed arrays of numbers (PackedByteArray is ``bytes``): Godot 4 name -> (value class, element kind).
 PACKED_TYPES: dict[str, tuple[type[t.PackedArray], str]] = {
-    s.name: (s.cls, s.component or "") for s in registry.REGISTRY  # type: ignore[misc]
+    s.name: (s.cls, s.component or "") for s in registry.REGISTRY
     if s.family is registry.Family.PACKED and s.component != "u8"}
 
 GODOT3_TYPES = (

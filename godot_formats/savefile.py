@@ -246,7 +246,7 @@ class SaveFile:
         if isinstance(file, (str, os.PathLike)):
             write_atomic(Path(file), data)
         elif hasattr(file, "write"):
-            file.write(data)  # type: ignore[union-attr]
+            file.write(data)
         else:
             raise TypeError("save() writes to a path or a binary file object")
         return losses

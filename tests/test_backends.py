@@ -127,7 +127,8 @@ def test_values_encode_and_decode_alike(data: st.DataObject, dialect: str) -> No
     float("inf"), float("-inf"), float("nan"), -0.0, 5e-324, "\ud800", "héllo", "", [], {}, [[[]]],
     {"a": {"b": [1, 2.5, None, True]}}, gf.Vector2(1.5, 1e39), gf.Vector2i(2**31, 0), gf.Color(1, 0, 0, 1),
     [1] * 40, [0.5] * 40, [1, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**63, True, 5, "s", 7, 2**80, 3],
-    [*range(100), 2**40, *range(5), None], [[*range(20)], {"a": [*range(-5, 5)]}], [gf.StringName("x"), gf.NodePath("a/b"), b"abc", gf.PackedInt32Array([1, 2])],
+    [*range(100), 2**40, *range(5), None], [[*range(20)], {"a": [*range(-5, 5)]}],
+    [gf.StringName("x"), gf.NodePath("a/b"), b"abc", gf.PackedInt32Array([1, 2])],
     [b"", b"a", b"abcd", bytearray(b"xyz"), memoryview(b"mv")], {"blob": b"\0" * 4099},
     [gf.PackedStringArray([]), gf.PackedStringArray(["", "a", "héllo", "日本", "a\0b", "x" * 5000])],
     [gf.PackedStringArray(["\ud800"])], [gf.PackedStringArray(["a", 1])],  # type: ignore[list-item]

@@ -238,7 +238,7 @@ class _Writer:
             return _class_name(ct.class_name)
         if ct.builtin not in CONTAINER_ELEMENT_TYPES or not self.dialect.has(ct.builtin):
             raise EncodeError(f"{self.dialect.name} has no {ct.builtin} type")
-        return ct.builtin  # type: ignore[no-any-return]
+        return ct.builtin
 
     def resource(self, path: Any) -> str:
         """``Resource("path")``.  Godot 4.5+ C-escapes the path; earlier engines wrote it raw, which
