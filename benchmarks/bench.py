@@ -115,6 +115,10 @@ class Workload:
     use_all: Callable[[Any], Any] | None = None
     #: Whether pickle, orjson and msgpack are timed on it too.
     peers: bool = False
+    #: What it costs CPython alone to make the Python objects a decode returns, from C with
+    #: nothing to read (``floor(value)`` gives a call to time): no decoder that returns the
+    #: same objects can be faster, so engine time / this is the best ratio there can be.
+    floor: Callable[[Any], Callable[[], Any]] | None = None
 
     def count(self, divisor: int) -> int:
         return self.size // divisor
@@ -151,7 +155,8 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("dict_100k", "Dictionary, String keys, mixed small values", "container", 100_000, _dict, peers=True),
     Workload("records_20k", 'Array of {"id", "pos": Vector3, "tags": [2], "hp"}', "container", 20_000, _records,
              peers=True),
-    Workload("ints_1m", "Array of ints", "container", 1_000_000, lambda n: list(range(n))),
+    Workload("ints_1m", "Array of ints", "container", 1_000_000, lambda n: list(range(n)),
+             floor=lambda value: array("q", value).tolist),
     Workload("strings_100k", 'PoolStringArray of short strings ("s0"...)', "packed", 100_000,
              lambda n: t.PackedStringArray(f"s{i}" for i in range(n)), use_all=lambda v: v.tolist()),
     Workload("floats_10m", "PoolRealArray (float32)", "packed", 10_000_000, _floats),
@@ -664,6 +669,23 @@ def check_lines(checks: list[dict[str, Any]], note: str | None) -> list[str]:
     return lines
 
 
+def floor_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """Where CPython's own cost of making the objects bounds the ratio a decoder can reach."""
+    lines = []
+    for r in rows:
+        floor, engine, ours = r.get("floor_decode_ms"), r.get("engine_decode_ms"), r.get("c_decode_ms")
+        if floor is None:
+            continue
+        lines.append(f"\nthe objects' own cost, {r['name']}: CPython makes the same {r['count']:,} objects and their "
+                     f"list in {floor:.1f} ms (array.tolist, nothing read)")
+        if engine is not None:
+            lines.append(f"  so no decoder returning them can pass {engine / floor:.2f} x the engine here "
+                         f"(engine {engine:.1f} ms)")
+        if ours is not None:
+            lines.append(f"  the compiled core: {ours:.1f} ms, {ours / floor:.2f} x that cost")
+    return lines
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement; the median is shown (5)")
@@ -854,6 +876,9 @@ def _run_workload(w: Workload, args: argparse.Namespace, divisor: int, codecs: l
         row.update(_backend_fields(codec, data, value, args))
         _diagnose(w, codec, data, value, args, res)
         del value
+    if w.floor is not None:
+        make = w.floor(w.build(n))
+        row["floor_decode_ms"] = median_ms(time_runs(lambda _: make(), None, args.runs, args.gc))
     res.rows.append(_finish_row(row, res.backends))
     if w.peers:
         say(f"{w.name}: {', '.join(res.peer_names)}...")
@@ -991,6 +1016,7 @@ def _print_report(res: Results, info: dict[str, Any], args: argparse.Namespace) 
     _print_peers_and_calls(res, args)
     print()
     print("\n".join(check_lines(info["targets"], res.compiled_note)))
+    print("\n".join(floor_lines(res.rows)))
     memory = res.memory
     if memory is not None:
         print(f"\npeak memory (tracemalloc), {memory['workload']}, input {memory['input_bytes'] / 1e6:.1f} MB "
