@@ -2,18 +2,21 @@
 # Fuzz the compiled core under ASan + UBSan:  fuzz/run_compiled.sh SECONDS WORKDIR
 # Replay findings (or any inputs):             fuzz/run_compiled.sh replay WORKDIR FILE...
 # Random mutation, no libFuzzer:               fuzz/run_compiled.sh mutate WORKDIR SECONDS DIR...
+# Keep what a run learnt (C coverage):         fuzz/run_compiled.sh merge WORKDIR
 #
-# Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode compiled with
-# -fsanitize=address,undefined (gcc; any report aborts), then runs fuzz/fuzz_compiled.py from
-# fuzz/corpus, new inputs to WORKDIR/corpus, findings to WORKDIR/findings/.  Needs atheris
-# (pip install atheris) and gcc.  See fuzz/README.md.
+# Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode compiled with clang's
+# -fsanitize=fuzzer-no-link,address,undefined (or gcc's -fsanitize=address,undefined without
+# C coverage; any report aborts), then runs fuzz/fuzz_compiled.py from fuzz/corpus and
+# fuzz/corpus-compiled, new inputs to WORKDIR/corpus, findings to WORKDIR/findings/.  merge
+# minimises fuzz/corpus-compiled and WORKDIR/corpus by the C coverage into
+# fuzz/corpus-compiled.  Needs atheris (pip install atheris).  See fuzz/README.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 mode=fuzz
-if [ "${1:-}" = replay ] || [ "${1:-}" = mutate ]; then mode=$1; shift; fi
+if [ "${1:-}" = replay ] || [ "${1:-}" = mutate ] || [ "${1:-}" = merge ]; then mode=$1; shift; fi
 if [ "$mode" = fuzz ]; then seconds=$1; work=$2; else work=$1; shift; fi
-mkdir -p "$work/pkg" "$work/corpus" "$work/findings"
+mkdir -p "$work/pkg" "$work/corpus" "$work/findings" "$here/corpus-compiled"
 rm -rf "$work/pkg/godot_formats"
 cp -r "$root/godot_formats" "$work/pkg/"
 rm -f "$work/pkg/godot_formats"/*.so
@@ -48,10 +51,17 @@ export PYTHONMALLOC=malloc PYTHONPATH="$work/pkg"
 if [ "$mode" = replay ]; then
   exec python3 "$here/fuzz_compiled.py" "$@"
 fi
+if [ "$mode" = merge ]; then
+  rm -rf "$work/merged" && mkdir -p "$work/merged"
+  python3 "$here/fuzz_compiled.py" -merge=1 "$work/merged" "$here/corpus-compiled" "$work/corpus" 2>&1 | tail -3
+  rm -rf "$here/corpus-compiled" && cp -r "$work/merged" "$here/corpus-compiled"
+  echo "run_compiled.sh: fuzz/corpus-compiled holds $(ls "$here/corpus-compiled" | wc -l) inputs" >&2
+  exit 0
+fi
 if [ "$mode" = mutate ]; then
   cd "$work/findings"
   exec python3 "$here/fuzz_compiled.py" --mutate "$@"
 fi
-python3 "$here/fuzz_compiled.py" "$work/corpus" "$here/corpus" -artifact_prefix="$work/findings/" \
+python3 "$here/fuzz_compiled.py" "$work/corpus" "$here/corpus" "$here/corpus-compiled" -artifact_prefix="$work/findings/" \
   -dict="$here/godot.dict" -max_len=16384 -timeout=30 -rss_limit_mb=4096 -max_total_time="$seconds" \
   -print_final_stats=1 2>&1 | tee -a "$work/fuzz.log"
