@@ -11,7 +11,6 @@ from typing import IO, Any
 
 from .codec import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, decoder_for, encoder_for
 from .dialects import Dialect, get_dialect
-from .errors import DecodeError
 
 __all__ = ["loads", "dumps", "load", "dump", "decode", "DEFAULT_DIALECT"]
 
@@ -39,10 +38,19 @@ def decode(
     (the engines' 1024), ``max_size`` bytes of input (the engines' int32 lengths),
     ``max_elements`` Array, Dictionary and Object elements in all (no limit by
     default: every count is already checked against the bytes that are left).
-    ``dialect="auto"`` detects the engine version, and raises
-    :class:`~godot_formats.savefile.AmbiguousDialectError` when versions disagree.
+    ``dialect="auto"`` detects the engine version (:func:`godot_formats.reading.read_value`), and
+    raises :class:`~godot_formats.errors.AmbiguousDialectError` when versions disagree,
+    :class:`~godot_formats.errors.DamagedFileError` when none reads the bytes.
     """
-    chosen = _auto(data[offset:end], allow_objects) if dialect == "auto" else get_dialect(dialect)
+    if dialect == "auto":
+        from .reading import read_value
+        buf = memoryview(data).cast("B")[offset:end]
+        reading = read_value(buf, allow_objects=allow_objects)
+        if (max_depth, max_size, max_elements) == (DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, None):
+            return reading.values[0], offset + reading.ends[0]  # read once, with these limits already
+        chosen = reading.dialect
+    else:
+        chosen = get_dialect(dialect)
     decoder = decoder_for(chosen, allow_objects, max_depth, max_size, max_elements)
     return decoder.decode(data, offset, end)
 
@@ -104,15 +112,3 @@ def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *,
     from .stream import write_framed
     write_framed(fp, value, dialect, full_objects=full_objects, byteorder=byteorder,  # type: ignore[arg-type]
                  max_depth=max_depth)
-
-
-def _auto(data: bytes | bytearray | memoryview, allow_objects: bool) -> Dialect:
-    """The one engine version that reads ``data`` as a complete value (``dialect="auto"``)."""
-    from .detection import detect
-    from .savefile import _pick
-    candidates = [c for c in detect(data) if c.complete and not c.framed]
-    if not candidates:
-        raise DecodeError(0, "no engine version reads these bytes as one complete value "
-                             "(a store_var file? see godot_formats.open)")
-    readers = [get_dialect(c.dialect) for c in candidates if c.ambiguous] or [get_dialect(candidates[0].dialect)]
-    return _pick(readers, [bytes(data)], allow_objects)  # several readings: one value, or ambiguous

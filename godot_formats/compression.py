@@ -394,7 +394,21 @@ def read_gcpf(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[bytes, 
     magic, an unknown mode, block size 0, a total over ``max_size``, a size
     table or blocks that do not fit the file (checked before any block is
     read), a block that does not decompress to exactly its share of the
-    total, a missing trailing magic (a truncated file) and bytes after it.
+    total, a missing trailing magic (a truncated file) and bytes after it
+    (:func:`read_gcpf_prefix` reads such a file as the engine does).
+    """
+    plaintext, info, end = read_gcpf_prefix(data, max_size=max_size)
+    if end != len(data):
+        raise DecodeError(end, f"{len(data) - end} bytes after the trailing magic")
+    return plaintext, info
+
+
+def read_gcpf_prefix(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[bytes, GcpfInfo, int]:
+    """:func:`read_gcpf` of the compressed file ``data`` starts with, and where it ends.
+
+    The engine reads the header, the size table and the blocks, and nothing after them, so
+    bytes after the trailing magic are not its business (nor this function's): the caller
+    keeps them.
     """
     data = bytes(data)
     n = len(data)
@@ -423,8 +437,6 @@ def read_gcpf(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[bytes, 
                                  f"the file has {n - first} (truncated?)")
     if data[end : end + 4] != magic:
         raise DecodeError(end, f"trailing magic {magic!r} missing (truncated or damaged file)")
-    if end + 4 != n:
-        raise DecodeError(end + 4, f"{n - end - 4} bytes after the trailing magic")
 
     gzip_os = data[first + 9] if row.id == GZIP and sizes[0] >= 10 else DEFAULT_GZIP_OS
     out = bytearray()
@@ -436,7 +448,7 @@ def read_gcpf(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[bytes, 
         except DecodeError as e:
             raise DecodeError(pos + e.offset, f"block {i} of {count} (at byte {pos}): {e.reason}") from None
         pos += csize
-    return bytes(out), GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os)
+    return bytes(out), GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os), end + 4
 
 
 def write_gcpf(plaintext: bytes, info: GcpfInfo, *, allow_brotli_write: bool = False) -> bytes:

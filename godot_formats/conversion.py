@@ -42,7 +42,7 @@ from typing import Any, Union
 import attrs
 
 from . import types as t
-from .codec import DEFAULT_MAX_DEPTH
+from .codec import DEFAULT_MAX_DEPTH, decoder_for, encoder_for
 from .dialects import (
     Dialect,
     FloatFormat,
@@ -52,7 +52,7 @@ from .dialects import (
     RidFormat,
     get_dialect,
 )
-from .errors import ConversionError, DecodeError, EncodeError, Loss
+from .errors import ConversionError, EncodeError, Loss
 from .keys import Memo, python_keys_agree
 from .registry import INT32_MAX, INT32_MIN, REGISTRY, Downgrade, Family, TypeSpec, nesting_error, spec_for
 from .registry import float32 as _to_f32
@@ -739,17 +739,15 @@ def convert_with_report(data: bytes | bytearray | memoryview, source: DialectLik
                         policy: str = "strict", allow_objects: bool = False) -> tuple[bytes, list[Loss]]:
     """:func:`convert`, also returning the list of losses (empty when lossless).
 
-    ``source`` may be ``"auto"``: the dialect :func:`godot_formats.detection.detect`
-    ranks first among those that read the bytes completely (ambiguous bytes are
-    fine when every top candidate converts them to the same output).
+    ``source`` may be ``"auto"``: the dialect that reads the bytes completely
+    (:func:`godot_formats.reading.read_value`; bytes that several versions read as
+    different values are ambiguous, and the caller chooses).
     """
     _check_policy(policy)
     if source == "auto":
         return _convert_auto(bytes(data), target, policy, allow_objects)
-    from .api import decode, dumps
-
     src, dst = get_dialect(source), get_dialect(target)
-    value, end = decode(data, src, allow_objects=allow_objects)
+    value, end = decoder_for(src, allow_objects).decode(data)
     losses: list[Loss] = []
     trailing = len(data) - end
     if trailing:
@@ -763,7 +761,7 @@ def convert_with_report(data: bytes | bytearray | memoryview, source: DialectLik
     losses += value_losses
     if losses and policy == "strict":
         raise ConversionError(losses)
-    return dumps(new_value, dst, full_objects=allow_objects), losses
+    return encoder_for(dst, allow_objects).encode(new_value), losses
 
 
 def convert(data: bytes | bytearray | memoryview, source: DialectLike, target: DialectLike, *,
@@ -783,25 +781,8 @@ def convert(data: bytes | bytearray | memoryview, source: DialectLike, target: D
 
 def _convert_auto(data: bytes, target: DialectLike, policy: str,
                   allow_objects: bool) -> tuple[bytes, list[Loss]]:
-    from .detection import detect
+    """The bytes in the dialect that reads them (one reading: godot_formats.reading), converted."""
+    from .reading import read_value
 
-    candidates = [c for c in detect(data) if c.complete and not c.framed]
-    if not candidates:
-        raise DecodeError(0, "no engine dialect reads these bytes completely (give the source dialect, "
-                             "or strip a store_var length prefix)")
-    best = candidates[0].confidence
-    top = [c for c in candidates if c.confidence >= best - 1e-9]
-    results = []
-    for c in top:
-        try:
-            results.append(convert_with_report(data, c.dialect, target, policy=policy, allow_objects=allow_objects))
-        except ConversionError as e:
-            results.append((b"", e.losses))
-    outputs = {r[0] for r in results}
-    if len(outputs) > 1:
-        names = ", ".join(c.dialect for c in top)
-        raise DecodeError(0, f"ambiguous source: {names} read these bytes differently; give the source dialect")
-    out, losses = results[0]
-    if not out and losses:
-        raise ConversionError(losses)
-    return out, losses
+    reading = read_value(data, allow_objects=allow_objects)
+    return convert_with_report(data, reading.dialect, target, policy=policy, allow_objects=allow_objects)

@@ -33,29 +33,39 @@ from typing import Any
 
 import attrs
 
-from .codec import Encoder
+from .codec import Encoder, decoder_for
 from .dialects import Dialect, dialect_names, get_dialect
-from .errors import GodotFormatsError
-from .framing import join_frames, split_frames
+from .errors import DecodeError, GodotFormatsError
+from .framing import PREFIX_SIZE, join_frames, scan_frames, split_frames
 from .keys import same_value
 
-__all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "PRIOR", "UNLISTED_ENGINES"]
+__all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "PRIOR", "UNLISTED_ENGINES",
+           "Layout", "Attempt", "LOST", "read_layout", "readings", "rank", "engine_dialects", "mostly_unread",
+           "writes_as", "reproduced"]
 
-#: Order among candidates that fit equally well, and each dialect's weight when it is only
-#: *as* good as a more common sibling (a 4.3 blob is also a valid 4.4 blob, but the
-#: distinguishing feature of 3.0.x or of a double build must be seen to be believed).
-#: The weights and siblings are the dialects' own (``Dialect.prior``, ``Dialect.sibling``).
-PRIOR: dict[str, float] = {
-    name: get_dialect(name).prior for name in ("godot4", "godot4.3", "godot4.0", "godot3", "godot3.0", "godot4-double")
-}
-#: The more common dialect each one is indistinguishable from when its marker is absent.
-SIBLING_OF = {name: sibling for name in PRIOR if (sibling := get_dialect(name).sibling) is not None}
 #: Engine dialects registered unlisted (``dialect_names()`` leaves them out: without their
 #: markers their bytes are a listed version's) that detect() still tries, after the listed ones.
 UNLISTED_ENGINES = ("godot2",)
 
+
+def _engine_order() -> dict[str, float]:
+    """Order among candidates that fit equally well, and each dialect's weight when it is only
+    *as* good as a more common sibling (a 4.3 blob is also a valid 4.4 blob, but the
+    distinguishing feature of 3.0.x or of a double build must be seen to be believed): the
+    dialects' own ``prior`` and ``sibling``, so a new dialect is one ``register`` call."""
+    engines = [d for d in map(get_dialect, dialect_names()) if d.engine]
+    engines.sort(key=lambda d: (-d.prior, -d.major, d.name))
+    return {d.name: d.prior for d in engines}
+
+
+#: The listed engine dialects, best first, with their weights (derived from the registered dialects).
+PRIOR: dict[str, float] = _engine_order()
+#: The more common dialect each one is indistinguishable from when its marker is absent.
+SIBLING_OF = {name: sibling for name in PRIOR if (sibling := get_dialect(name).sibling) is not None}
+
 SCORE_REPRODUCES = 1.0   # decodes completely and re-encodes to the same bytes
 SCORE_COMPLETE = 0.6     # decodes completely, but this version would write other bytes
+SCORE_SLACK = 0.4        # store_var records read whole, some with slack after the value (get_var skips it)
 SCORE_TRAILING = 0.2     # decodes, with bytes left over
 DOCUMENTED_WEIGHT = 0.95  # documented dialects describe pages, not engines: an engine that fits as well wins
 TIE = 0.11               # candidates this close to the best fit as well (priors aside)
@@ -109,8 +119,9 @@ def _encoders(dialect: Dialect) -> tuple[Encoder, Encoder]:
     return Encoder(dialect, full_objects=True), _MarkedPadding(dialect, full_objects=True)
 
 
-def _reproduces(value: Any, dialect: Dialect, blob: bytes) -> bool:
-    """Would this dialect write exactly ``blob`` for ``value`` (NodePath padding aside)?"""
+def writes_as(value: Any, dialect: Dialect, blob: bytes) -> bool:
+    """Would this dialect write exactly ``blob`` for ``value``, padding aside (engines leave some of it
+    uninitialised: a byte that is padding in ``blob`` may hold anything)?"""
     plain_encoder, marked_encoder = _encoders(dialect)
     try:
         plain = plain_encoder.encode(value)
@@ -125,6 +136,177 @@ def _reproduces(value: Any, dialect: Dialect, blob: bytes) -> bool:
 
 
 @attrs.frozen
+class Layout:
+    """Where the values of a blob are: one span per record, ``(start, end)`` in the blob.
+
+    ``framed``: ``store_var`` records (each span is a frame's payload, after its length
+    prefix, whose byte order is ``byteorder``); else one bare ``var_to_bytes`` value.
+    """
+
+    framed: bool
+    spans: tuple[tuple[int, int], ...]
+    byteorder: str = "little"
+
+    @classmethod
+    def bare(cls, data: bytes) -> Layout:
+        return cls(False, ((0, len(data)),))
+
+    @classmethod
+    def frames(cls, data: bytes, byteorder: str = "little") -> Layout | None:
+        """The records when ``store_var`` frames tile ``data`` exactly, else None."""
+        frames, broken = scan_frames(data, byteorder)
+        if broken is not None:
+            return None
+        return cls(True, tuple((pos + PREFIX_SIZE, pos + PREFIX_SIZE + size) for pos, size in frames), byteorder)
+
+
+@attrs.define(eq=False)
+class Attempt:
+    """What one dialect made of a layout: the values of the records it read, and where it stopped.
+
+    ``ends``: where each value ends (absolute); a frame's bytes after it are slack.
+    ``error``: what stopped it (absolute offset), at record ``failed`` (0-based), or None.
+    ``unexplained``: it stopped because a record was left mostly unread: not a reading.
+    """
+
+    dialect: Dialect
+    layout: Layout
+    values: tuple[Any, ...]
+    ends: tuple[int, ...]
+    error: DecodeError | None = None
+    failed: int | None = None
+    unexplained: bool = False
+    reproduces: bool | None = None  # None: not asked yet (see reproduced())
+
+    @property
+    def framed(self) -> bool:
+        return self.layout.framed
+
+    @property
+    def read_all(self) -> bool:
+        return self.error is None
+
+    @property
+    def slack(self) -> int:
+        return sum(e - end for (_, e), end in zip(self.layout.spans, self.ends))
+
+    @property
+    def bytes_read(self) -> int:
+        """How far it got: the end of the last record it read, or the failing field's offset."""
+        if self.error is not None and not self.unexplained:
+            return self.error.offset
+        if not self.ends:
+            return 0
+        return self.layout.spans[len(self.ends) - 1][1] if self.framed else self.ends[-1]
+
+
+def mostly_unread(start: int, end: int, value_end: int) -> bool:
+    """A frame whose value leaves more of it unread than it explains: ``get_var`` would skip the rest,
+    but no writer leaves such slack, so it is not a reading of the frame (docs/detect.md)."""
+    return value_end - start < end - value_end
+
+
+def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bool = True, *,
+                past_errors: bool = False) -> Attempt:
+    """Decode every record of ``layout`` in ``dialect``; stop at the first that fails (or that it leaves
+    mostly unread) unless ``past_errors``, which reads every frame, as ``get_var`` does."""
+    decoder = decoder_for(dialect, allow_objects)
+    values: list[Any] = []
+    ends: list[int] = []
+    error: DecodeError | None = None
+    failed: int | None = None
+    unexplained = False
+    for i, (start, end) in enumerate(layout.spans):
+        try:
+            value, value_end = decoder.decode(data, start, end)
+        except DecodeError as e:
+            if error is None:
+                error, failed = e, i
+            if not past_errors:
+                break
+            values.append(LOST)
+            ends.append(end)
+            continue
+        if layout.framed and mostly_unread(start, end, value_end) and not past_errors:
+            error, failed, unexplained = DecodeError(value_end, f"the value ends after {value_end - start} of "
+                                                                f"the frame's {end - start} bytes"), i, True
+            break
+        values.append(value)
+        ends.append(value_end)
+    return Attempt(dialect, layout, tuple(values), tuple(ends), error, failed, unexplained)
+
+
+class _Lost:
+    """The value of a record that did not decode (``get_var`` returns null for it)."""
+
+    def __repr__(self) -> str:
+        return "LOST"
+
+
+LOST: Any = _Lost()
+
+
+def reproduced(attempt: Attempt, data: bytes) -> bool:
+    """Whether the dialect writes exactly the bytes of every record for the values it read (asked once)."""
+    if attempt.reproduces is None:
+        attempt.reproduces = attempt.read_all and all(
+            end == e and writes_as(v, attempt.dialect, data[s:e])
+            for v, end, (s, e) in zip(attempt.values, attempt.ends, attempt.layout.spans))
+    return attempt.reproduces
+
+
+def _shared(dialect: Dialect, data: bytes, done: list[Attempt]) -> Attempt | None:
+    """A complete reading of the same major version whose values ``dialect`` writes back as exactly these
+    bytes: it reads the bytes as those values (its decoder is the inverse of its encoder), so they need
+    no decoding again."""
+    for other in done:
+        if other.dialect.major != dialect.major or not other.read_all or other.slack:
+            continue
+        if all(writes_as(v, dialect, data[s:e]) for v, (s, e) in zip(other.values, other.layout.spans)):
+            return attrs.evolve(other, dialect=dialect, reproduces=True)
+    return None
+
+
+def readings(data: bytes, layouts: Sequence[Layout], dialects: Sequence[Dialect],
+             allow_objects: bool = True, *, thorough: bool = True) -> list[Attempt]:
+    """Every dialect's reading of every layout, each decoded once: dialects that read bytes alike
+    (:data:`DECODES_LIKE`, :data:`READS_WHAT_IT_WRITES`, or one that writes the same bytes back for
+    another's values) share one decoding.  Not ``thorough``: a dialect whose more common sibling
+    reads the layout and writes exactly its bytes is left out (it could only tie that sibling,
+    which outranks it), as the reader of a file needs only the winner."""
+    out: list[Attempt] = []
+    for layout in layouts:
+        done: list[Attempt] = []
+        by_name: dict[str, Attempt] = {}
+        for d in dialects:
+            sibling = by_name.get(d.sibling or "")
+            if not thorough and sibling is not None and reproduced(sibling, data):
+                continue
+            like = by_name.get(DECODES_LIKE.get(d.name, ""))
+            writer = by_name.get(READS_WHAT_IT_WRITES.get(d.name, ""))
+            if like is None and writer is not None and reproduced(writer, data):
+                like = writer
+            if like is not None:
+                found = attrs.evolve(like, dialect=d, reproduces=None)
+            else:
+                found = _shared(d, data, done) or read_layout(d, data, layout, allow_objects)
+            by_name[d.name] = found
+            done.append(found)
+        out += done
+    return out
+
+
+#: Dialects that read bytes exactly like another one (they differ only in how they
+#: write): detect() decodes once for both.  tests/test_detect.py checks the claim.
+DECODES_LIKE = {"godot3.0": "godot3"}
+#: Dialects that read bytes like another one whenever that one writes exactly those bytes for
+#: what it read: a double build reads every value a single-precision build writes as that build
+#: does (they part only on math values with the 64-bit flag, which a single build never writes).
+#: tests/test_detect.py checks the claim too.
+READS_WHAT_IT_WRITES = {"godot4-double": "godot4"}
+
+
+@attrs.frozen
 class _Trial:
     dialect: Dialect
     framed: bool
@@ -132,48 +314,34 @@ class _Trial:
     complete: bool
     status: str
     values: tuple[Any, ...] = ()
+    reading: Attempt | None = None
 
 
-#: Dialects that read bytes exactly like another one (they differ only in how they
-#: write): detect() decodes once for both.  tests/test_detect.py checks the claim.
-DECODES_LIKE = {"godot3.0": "godot3"}
-# (godot4-double is not among them: a single-precision build narrows the doubles it reads.)
-
-def _read_all(dialect: Dialect, payloads: Sequence[bytes]) -> tuple[list[tuple[Any, int]], str | None]:
-    """Decode every payload: the (value, end) pairs, and the error that stopped it (None: all read)."""
-    from .api import decode
-
-    out: list[tuple[Any, int]] = []
-    for blob in payloads:
-        try:
-            out.append(decode(blob, dialect, allow_objects=True))
-        except GodotFormatsError as e:
-            return out, str(e)
-    return out, None
-
-
-def _try(dialect: Dialect, framed: bool, payloads: Sequence[bytes],
-         cache: dict[tuple[str, bool], tuple[list[tuple[Any, int]], str | None]]) -> _Trial:
-    reader = DECODES_LIKE.get(dialect.name, dialect.name)
-    key = (reader, framed)
-    if key not in cache:
-        cache[key] = _read_all(dialect, payloads)
-    readings, error = cache[key]
-    if error is not None:
-        where = f" (record {len(readings) + 1} of {len(payloads)})" if framed and len(payloads) > 1 else ""
-        return _Trial(dialect, framed, 0.0, False, f"does not decode{where}: {error}")
-    values = tuple(value for value, _ in readings)
-    used = sum(end for _, end in readings)
-    total = sum(len(blob) for blob in payloads)
-    if used < total:
-        return _Trial(dialect, framed, SCORE_TRAILING, False,
-                      f"decodes, but leaves {total - used} of {total} bytes unread", values)
-    if all(_reproduces(v, dialect, blob) for v, blob in zip(values, payloads)):
-        return _Trial(dialect, framed, SCORE_REPRODUCES, True,
-                      "decodes completely and re-encodes to exactly these bytes", values)
-    return _Trial(dialect, framed, SCORE_COMPLETE, True,
-                  f"decodes completely, but {dialect.name} writes other bytes for this value "
-                  "(not written as is by this engine version)", values)
+def _score(reading: Attempt, data: bytes, records: int, slack_ok: bool, check: bool) -> _Trial:
+    d, framed = reading.dialect, reading.framed
+    if not reading.read_all:
+        error = reading.error
+        assert error is not None and reading.failed is not None
+        where = f" (record {reading.failed + 1} of {records})" if framed and records > 1 else ""
+        what = "leaves a record mostly unread" if reading.unexplained else "does not decode"
+        return _Trial(d, framed, 0.0, False, f"{what}{where}: {error.reason}", (), reading)
+    values = reading.values
+    slack = reading.slack
+    total = sum(e - s for s, e in reading.layout.spans)
+    if slack and not (framed and slack_ok):
+        return _Trial(d, framed, SCORE_TRAILING, False,
+                      f"decodes, but leaves {slack} of {total} bytes unread", values, reading)
+    if slack:
+        return _Trial(d, framed, SCORE_SLACK, True,
+                      f"decodes, with {slack} byte(s) of slack after values (skipped by get_var)", values, reading)
+    if not check:
+        return _Trial(d, framed, SCORE_COMPLETE, True, "decodes completely; no other reading does", values, reading)
+    if reproduced(reading, data):
+        return _Trial(d, framed, SCORE_REPRODUCES, True,
+                      "decodes completely and re-encodes to exactly these bytes", values, reading)
+    return _Trial(d, framed, SCORE_COMPLETE, True,
+                  f"decodes completely, but {d.name} writes other bytes for this value "
+                  "(not written as is by this engine version)", values, reading)
 
 
 def _same_values(a: _Trial, b: _Trial) -> bool:
@@ -182,6 +350,15 @@ def _same_values(a: _Trial, b: _Trial) -> bool:
             same_value(x, y) for x, y in zip(a.values, b.values))
     except (TypeError, ValueError):
         return False
+
+
+def engine_dialects(include_documented: bool = False) -> list[Dialect]:
+    """The dialects detection tries, in order: the listed engines best first (each after the sibling
+    it is measured against), the documented ones if asked, then the unlisted engines (Godot 2)."""
+    dialects = [get_dialect(n) for n in PRIOR]
+    if include_documented:
+        dialects += [d for d in map(get_dialect, dialect_names()) if not d.engine]
+    return dialects + [d for d in map(get_dialect, UNLISTED_ENGINES) if d not in dialects]
 
 
 def detect(data: bytes | bytearray | memoryview, *, include_documented: bool = False) -> list[Candidate]:
@@ -194,15 +371,26 @@ def detect(data: bytes | bytearray | memoryview, *, include_documented: bool = F
     at all are listed last with confidence 0 and the error as the reason.
     """
     blob = bytes(data)
-    dialects = [d for d in (get_dialect(n) for n in dialect_names()) if d.engine or include_documented]
-    dialects += [d for d in map(get_dialect, UNLISTED_ENGINES) if d not in dialects]
-    cache: dict[tuple[str, bool], tuple[list[tuple[Any, int]], str | None]] = {}
-    trials = [_try(d, False, [blob], cache) for d in dialects]
-    records = split_store_var(blob)
-    if records is not None:
-        framed = [_try(d, True, records, cache) for d in dialects]
-        if any(tr.complete for tr in framed):
-            trials += framed
+    layouts = [Layout.bare(blob)]
+    framed = Layout.frames(blob)
+    if framed is not None:
+        layouts.append(framed)
+    found = readings(blob, layouts, engine_dialects(include_documented))
+    return [c for c, _ in rank(blob, found, slack_ok=False)]
+
+
+def rank(data: bytes, found: Sequence[Attempt], *, slack_ok: bool = True,
+         thorough: bool = True) -> list[tuple[Candidate, Attempt]]:
+    """The readings as ranked candidates, best first, each with its reading.  Framed readings count
+    only when one of them reads completely; ``slack_ok``: a frame's slack (bytes after its value,
+    which ``get_var`` skips) is a complete reading, ranked below every exact one.  Not ``thorough``:
+    a reading is only re-encoded (to tell versions apart) when another one reads completely too."""
+    exact = sum(1 for a in found if a.read_all and not a.slack)
+    check = thorough or exact > 1
+    bare = [_score(r, data, 1, slack_ok, check) for r in found if not r.framed]
+    framed = [_score(r, data, len(r.layout.spans), slack_ok, check) for r in found if r.framed]
+    trials = bare + (framed if any(tr.complete for tr in framed) else [])
+    records = max((len(r.layout.spans) for r in found if r.framed), default=None)
     return _rank(trials, records)
 
 
@@ -270,7 +458,7 @@ def _ambiguity_note(trial: _Trial, others: list[_Trial]) -> str:
     return f"ambiguous: {groups[0]}, {groups[1]}; all fit just as well"
 
 
-def _rank(trials: list[_Trial], records: list[bytes] | None) -> list[Candidate]:
+def _rank(trials: list[_Trial], records: int | None) -> list[tuple[Candidate, Attempt]]:
     by_key = {(tr.dialect.name, tr.framed): tr for tr in trials}
     weighted = [(tr, *_weight(tr, by_key)) for tr in trials]
     order = [*PRIOR, *UNLISTED_ENGINES]
@@ -288,7 +476,7 @@ def _rank(trials: list[_Trial], records: list[bytes] | None) -> list[Candidate]:
     best_per_reading: dict[tuple[int, bool], tuple[_Trial, float, str]] = {}
     for item in top:
         best_per_reading.setdefault((item[0].dialect.major, item[0].framed), item)
-    framing = f"{len(records)} store_var records" if records and len(records) > 1 else "a store_var payload"
+    framing = f"{records} store_var records" if records and records > 1 else "a store_var payload"
     out = []
     for tr, score, note in weighted:
         in_top = ambiguous and any(tr is item[0] for item in top)
@@ -300,6 +488,7 @@ def _rank(trials: list[_Trial], records: list[bytes] | None) -> list[Candidate]:
             others = [o for o, _, _ in best_per_reading.values()
                       if (o.dialect.major, o.framed) != (tr.dialect.major, tr.framed)]
             parts.append(_ambiguity_note(tr, others))
-        out.append(Candidate(tr.dialect.name, round(max(confidence, 0.0), 4), tr.complete, tr.framed,
-                             "; ".join(parts), in_top))
+        assert tr.reading is not None
+        out.append((Candidate(tr.dialect.name, round(max(confidence, 0.0), 4), tr.complete, tr.framed,
+                              "; ".join(parts), in_top), tr.reading))
     return out

@@ -341,6 +341,14 @@ def _decrypt(layout: _Layout, data: memoryview, key: bytes) -> bytes | None:
     return plain if hmac.compare_digest(_md5(plain), layout.md5) else None
 
 
+def gdec_size(info: GdecInfo, length: int) -> int:
+    """The bytes an encrypted file of ``length`` plaintext bytes takes: the engine reads no further,
+    so whatever follows (another file appended, say) is not part of it."""
+    if info.version == 3:
+        return _V3_HEADER + _pad16(length)
+    return (4 if info.magic else 0) + _V4_HEADER + _pad16(length)
+
+
 def read_gdec(
     data: Buffer,
     *,

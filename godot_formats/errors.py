@@ -7,7 +7,8 @@ to point at the exact spot.
 
 from __future__ import annotations
 
-__all__ = ["GodotFormatsError", "DecodeError", "EncodeError", "ConversionError", "Loss"]
+__all__ = ["GodotFormatsError", "DecodeError", "EncodeError", "ConversionError", "Loss", "AmbiguousDialectError",
+           "DamagedFileError", "NotBinaryError", "LostRecord"]
 
 from typing import Any, Sequence
 
@@ -23,12 +24,79 @@ class DecodeError(GodotFormatsError):
 
     ``offset`` is the byte position (from the start of the buffer given to
     the decoder) of the field that was wrong; ``reason`` says what was wrong.
+    ``where`` names those bytes when they are not the file's own (``" of the
+    decrypted data"``): a file read through its layers sets it.
     """
+
+    where: str = ""
 
     def __init__(self, offset: int, reason: str) -> None:
         self.offset = offset
         self.reason = reason
         super().__init__(f"at byte {offset}: {reason}")
+
+
+class AmbiguousDialectError(DecodeError):
+    """Several readings explain the file completely, as different values: the caller must choose.
+
+    ``candidates``: the dialects of those readings, best first; ``framings``: for each, whether
+    it reads ``store_var`` records (True) or one bare value (False).
+    """
+
+    def __init__(self, candidates: Sequence[str], framings: Sequence[bool] = ()) -> None:
+        self.candidates = list(candidates)
+        self.framings = list(framings)
+        self.ranked: list[Any] = []  # every reading, ranked (detection.Candidate), when the reader made them
+        if len(set(self.candidates)) == 1 and len(self.framings) > 1:
+            super().__init__(0, f"ambiguous: {self.candidates[0]} reads this file completely both as store_var "
+                                "records and as one var_to_bytes value, as different values; choose one with "
+                                "framing= (--framing on the command line)")
+            return
+        super().__init__(0, f"ambiguous: {' and '.join(self.candidates)} each read this file completely, as "
+                            f"different values; choose one with dialect= (--dialect on the command line)")
+
+
+@attrs.frozen
+class LostRecord:
+    """A ``store_var`` record whose frame is sound but whose value is not: ``get_var`` returns null for it.
+
+    ``record`` counts from 1; ``offset`` is where its frame starts and ``error`` what is wrong in it
+    (offsets in the bytes inside the file's layers, as every reading error).
+    """
+
+    record: int
+    offset: int
+    error: DecodeError
+
+    def __str__(self) -> str:
+        return f"record {self.record}, at byte {self.error.offset}: {self.error.reason}"
+
+
+class DamagedFileError(DecodeError):
+    """No reading explains the whole file: it is damaged.  The error is that of the most plausible
+    reading (the dialect that reads the most records and bytes before failing), naming the record.
+
+    ``dialect``: that reading's dialect; ``record``: the first bad record (from 1), None for a
+    file that is one bare value; ``lost``: every record whose value is bad (``salvage=True`` keeps
+    the others, as the engine's ``get_var`` reads them).
+    """
+
+    def __init__(self, offset: int, reason: str, *, dialect: str, record: int | None = None,
+                 lost: Sequence[LostRecord] = (), explained: int | None = None) -> None:
+        self.dialect = dialect
+        self.explained = explained  # bytes the most plausible reading explained (0: none reads anything)
+        self.record = record
+        self.lost = list(lost)
+        self.ranked: list[Any] = []  # every reading, ranked (detection.Candidate), when the reader made them
+        super().__init__(offset, reason)
+
+
+class NotBinaryError(DecodeError):
+    """Text where bytes were expected: ``kind`` says which (``configfile``, ``var2str``, ``json``)."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.kind = kind
+        super().__init__(0, reason)
 
 
 class EncodeError(GodotFormatsError):

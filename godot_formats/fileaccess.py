@@ -22,7 +22,6 @@ from typing import IO, Any, Iterable, Literal, Union
 
 from . import compression as _compression
 from .encryption import KEY_SIZE, GdecInfo, InvalidKeyError, read_gdec, write_gdec
-from .errors import DecodeError
 from .files import write_atomic
 from .primitives import Buffer, ByteCursor, DialectLike, NonAscii, OnEof
 from .savefile import DEFAULT_MAX_FILE_SIZE
@@ -129,12 +128,17 @@ class FileAccess(ByteCursor):
                 enc = GdecInfo.for_version(3 if d.major < 4 else 4)
             return cls(file, mode, b"", big_endian=big_endian, dialect=d, key=raw_key, encryption=enc,
                        compression=gcpf, on_eof=on_eof, non_ascii=non_ascii)
-        raw = _read_all(file, max_size)
+        from .reading import LAYER_BY_NAME, read_bounded
+        raw, _ = read_bounded(file, max_size)  # the same size-bounded read as gf.open's
         enc = None
-        if raw_key is not None:
-            raw, enc = read_gdec(raw, key=raw_key, max_size=max_size)
-        elif gcpf is not None:
-            raw, gcpf = _compression.read_gcpf(raw, max_size=max_size)
+        layer = LAYER_BY_NAME["encryption"] if raw_key is not None else \
+            LAYER_BY_NAME["compression"] if gcpf is not None else None
+        if layer is not None:  # the layer the call names, as the engine's open_encrypted / open_compressed
+            if raw_key is not None and bytes(raw[:4]) not in layer.magics:
+                raw, enc = read_gdec(raw, key=raw_key, max_size=max_size)  # its own error for a wrong magic
+            else:
+                raw, info, _ = layer.read(raw, raw_key, max_size)
+                enc, gcpf = (info, None) if raw_key is not None else (None, info)
         return cls(file, mode, raw, big_endian=big_endian, dialect=d, key=raw_key, encryption=enc,
                    compression=gcpf, on_eof=on_eof, non_ascii=non_ascii)
 
@@ -431,18 +435,3 @@ def _gcpf_info(compression: int | _compression.GcpfInfo | None, mode: ModeFlags)
     if info is not None and mode == "w" and not _compression.mode_info(info.mode).engine_writes:
         raise ValueError(f"Godot cannot write {info.mode_name} files (it only reads them)")
     return info
-
-
-def _read_all(file: FileLike, max_size: int) -> bytes:
-    """The file's bytes; one over ``max_size`` is refused before it is read."""
-    if isinstance(file, (str, os.PathLike)):
-        size = os.stat(file).st_size
-        if size > max_size:
-            raise DecodeError(0, f"the file is {size} bytes, over max_size={max_size}")
-        with open(file, "rb") as f:
-            data = f.read(max_size + 1)
-    else:
-        data = file.read(max_size + 1)
-    if len(data) > max_size:
-        raise DecodeError(0, f"the file is over max_size={max_size} bytes")
-    return bytes(data)

@@ -100,7 +100,7 @@ def test_failures_are_reported_and_make_the_exit_status(saves: Path, tmp_path: P
     lines = proc.stdout.decode().splitlines()
     failed = [line for line in lines if line.startswith("failed")]
     assert len(failed) == 3, lines
-    assert any("broken.sav: no engine dialect reads this file" in line for line in failed)
+    assert any("broken.sav: at byte 0: no engine dialect reads this file" in line for line in failed)
     assert any("godot4.sav: would lose data (7 change(s)" in line for line in failed)
     assert any("keys.sav" in line and "--allow-objects" in line for line in failed)
     assert sum(1 for line in lines if line.strip().startswith("would lose:")) == 7
@@ -256,7 +256,7 @@ def test_a_bug_on_one_file_is_one_line_and_the_batch_goes_on(saves: Path, tmp_pa
     # The review hit a RecursionError from a deeply nested key; whatever the library's bug, the command
     # reports the file and converts the others. Here a real RecursionError, raised for one file's bytes.
     (saves / "deep.sav").write_bytes(g3("vector3"))
-    real = convert_command.convert_with_report
+    real = convert_command.convert_bytes
 
     def buggy(blob: bytes, *args: Any, **kwargs: Any) -> Any:
         def recurse(n: int) -> int:
@@ -265,7 +265,7 @@ def test_a_bug_on_one_file_is_one_line_and_the_batch_goes_on(saves: Path, tmp_pa
             recurse(0)
         return real(blob, *args, **kwargs)
 
-    monkeypatch.setattr(convert_command, "convert_with_report", buggy)
+    monkeypatch.setattr(convert_command, "convert_bytes", buggy)
     out = tmp_path / "out"
     status, lines, err = in_process(capsys, "convert", saves, "--to", "godot4", "--out-dir", out)
     assert status == 1 and err == ""
@@ -476,11 +476,11 @@ def test_file_names_that_are_not_text_stay_on_one_line(tmp_path: Path) -> None:
     lines = proc.stdout.decode().splitlines()
     assert proc.returncode == 1 and len(lines) == 3, lines
     assert lines[0].startswith(f"converted  {folder}/bad\\xffname.sav: godot3 -> godot4")
-    assert lines[1].startswith(f"failed     {folder}/new\\nline.sav: no engine dialect reads this file")
+    assert lines[1].startswith(f"failed     {folder}/new\\nline.sav: at byte 0: no engine dialect reads this file")
     assert os.path.exists(os.path.join(os.fsencode(tmp_path), b"out/odd/bad\xffname.sav"))
     proc = run("detect", folder / "new\nline.sav")
-    assert proc.stdout.decode().splitlines()[0] == f"{folder}/new\\nline.sav: unknown (no engine dialect reads it " \
-                                                   "completely)"
+    assert proc.stdout.decode().splitlines()[0].startswith(f"{folder}/new\\nline.sav: unknown (no engine dialect "
+                                                           "reads it completely): at byte 0: ")
 
 
 def test_standard_input_can_be_named_once(tmp_path: Path) -> None:
@@ -504,9 +504,9 @@ def test_detect_reports_a_bad_file_and_goes_on(saves: Path, tmp_path: Path, monk
     assert reports[1]["file"] == str(game) and reports[1]["verdict"] == "godot3"
     # A bug on one file: one line naming it and the exception, the next file still inspected.
     from godot_formats.commands import detect as detect_command
-    real = detect_command.detect
-    monkeypatch.setattr(detect_command, "detect",
-                        lambda data, **kw: 1 // 0 if data == g3("save_game") else real(data, **kw))
+    real = detect_command.examine
+    monkeypatch.setattr(detect_command, "examine",
+                        lambda data, args: 1 // 0 if data == g3("save_game") else real(data, args))
     (tmp_path / "quat.sav").write_bytes(g3("quat"))
     status, lines, err = in_process(capsys, "detect", game, tmp_path / "quat.sav")
     assert status == 1

@@ -238,7 +238,7 @@ def test_explain_store_var_and_stdin(tmp_path: Path) -> None:
     p = run("explain", "-", stdin=blob)
     assert p.returncode == 0
     out = p.stdout.decode().splitlines()
-    assert "store_var record 0: length prefix 12" in out[2]
+    assert "store_var record 1: length prefix 12" in out[2]
     assert "int (type 2), 64-bit" in out[3] and "int64: 9223372036854775807" in out[4]
 
 

@@ -445,8 +445,8 @@ def test_detect_reports_the_layers(tmp_path: Path) -> None:
 def test_explain_looks_inside_the_layers(tmp_path: Path) -> None:
     status, out, _ = main("explain", fixture_file(tmp_path, "g3_enc_pass_hunter2"), "--password", "hunter2")
     lines = out.splitlines()
-    assert status == 0 and lines[0].startswith("# decrypted (Godot 3): offsets below are in those")
-    assert "store_var record 0: length prefix" in out
+    assert status == 0 and lines[0].startswith("# encrypted (Godot 3, AES-256-ECB): offsets below are in those")
+    assert "store_var record 1: length prefix" in out
 
 
 # -- edit and set ----------------------------------------------------------------------------------------------

@@ -27,7 +27,16 @@ from hypothesis import strategies as st
 from strategies import values
 
 import godot_formats as gf
-from godot_formats.detection import DECODES_LIKE, Candidate, detect, frame_store_var, is_ambiguous, split_store_var
+from godot_formats.detection import (
+    DECODES_LIKE,
+    READS_WHAT_IT_WRITES,
+    Candidate,
+    detect,
+    frame_store_var,
+    is_ambiguous,
+    split_store_var,
+    writes_as,
+)
 from godot_formats.keys import same_value
 
 ENGINES = {"godot3": "godot3", "godot4": "godot4"}
@@ -412,3 +421,25 @@ def test_dialects_detect_decodes_once_really_read_alike(twin: str) -> None:
             except gf.DecodeError as e:
                 outcomes.append(("error", e.offset))
         assert outcomes[0] == outcomes[1], blob.hex()
+
+
+@pytest.mark.parametrize("twin", sorted(READS_WHAT_IT_WRITES))
+def test_dialects_that_read_what_another_writes_really_do(twin: str) -> None:
+    """Where the other dialect writes exactly a blob for the value it reads, ``twin`` reads that value too."""
+    writer = READS_WHAT_IT_WRITES[twin]
+    blobs = [bytes.fromhex(c[k]) for e in ENGINES for c in engine_cases(e) for k in ("hex", "hex_full_objects")
+             if c.get(k)]
+    blobs += [gf.dumps(v, w) for w in (twin, writer) for v in (1, 1 << 40, gf.Vector3(0.1, 2, 3), [2.5, "x"],
+                                                                gf.Transform3D(), gf.Color(0.1, 0.2, 0.3))]
+    checked = 0
+    for blob in blobs:
+        try:
+            value, end = gf.decode(blob, writer, allow_objects=True)
+        except gf.DecodeError:
+            continue
+        if end != len(blob) or not writes_as(value, gf.get_dialect(writer), blob):
+            continue
+        checked += 1
+        mine, my_end = gf.decode(blob, twin, allow_objects=True)
+        assert my_end == end and same_value(mine, value), blob.hex()
+    assert checked > 100

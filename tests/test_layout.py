@@ -68,3 +68,79 @@ def test_module_names_are_not_shadowed() -> None:
         assert attribute is None or attribute is module, f"godot_formats.{info.name} is not the module"
     assert callable(gf.convert) and callable(gf.detect)
     assert importlib.import_module("godot_formats.conversion").convert is gf.convert
+
+
+# -- floors: a module imports only its own floor and those below it (docs/architecture.md) --------------
+
+#: The floors of docs/architecture.md, bottom first.  A module's floor is the first whose prefix
+#: names it (``text`` is the package and its modules).
+FLOORS: list[tuple[str, tuple[str, ...]]] = [
+    ("core", ("version", "switches", "errors", "keys", "types", "registry", "wire", "dialects", "codec", "accel",
+              "_cdecode", "_cencode")),
+    ("formats and views", ("framing", "files", "fastlz", "compression", "encryption", "base64form", "primitives",
+                           "streampeer", "stream", "project_settings", "text", "jsonform", "explain")),
+    ("detection", ("detection",)),
+    ("reading", ("reading",)),
+    ("conversion and calls", ("conversion", "api")),
+    ("save files", ("savefile", "fileaccess")),
+    ("command line and engines", ("tool", "commands", "__main__", "oracle", "conformance", "")),
+]
+
+
+def _floor(module: str) -> int:
+    """The floor of ``godot_formats.<module>`` ("" is the package ``__init__``, which re-exports the top)."""
+    first = module.split(".")[0]
+    for i, (_, names) in enumerate(FLOORS):
+        if first in names:
+            return i
+    raise AssertionError(f"godot_formats.{module} is on no floor: add it to FLOORS and docs/architecture.md")
+
+
+def _module_of(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a name inside a module, not a module inside a package
+        return False
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module of the package that ``path`` imports, at the top or inside a function."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _package_of(path)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = (package[:len(package) - node.level + 1] if node.level else []) + (
+                node.module.split(".") if node.module else [])
+            if base[:1] != ["godot_formats"]:
+                continue
+            for alias in node.names:
+                full = ".".join(base[1:] + [alias.name])
+                found.add(full if _is_module(f"godot_formats.{full}") else ".".join(base[1:]))
+        elif isinstance(node, ast.Import):
+            found |= {a.name[len("godot_formats."):] for a in node.names if a.name.startswith("godot_formats.")}
+    return found
+
+
+def test_no_module_imports_a_floor_above_its_own() -> None:
+    upward = []
+    for path in MODULES:
+        module = _module_of(path)
+        floor = _floor(module)
+        for target in sorted(_imported(path)):
+            if _floor(target) > floor:
+                upward.append(f"{module} ({FLOORS[floor][0]}) imports {target} ({FLOORS[_floor(target)][0]})")
+    assert upward == []
+
+
+def test_the_floors_are_the_documented_ones() -> None:
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for name, _ in FLOORS:
+        assert f"| {name} |" in doc, name

@@ -17,8 +17,9 @@ import attrs
 
 from ..base64form import sniff_base64
 from ..dialects import Dialect, get_dialect
-from ..errors import DecodeError, GodotFormatsError
-from ..savefile import GCPF_MAGICS, GDEC_MAGICS
+from ..encryption import PasswordRequiredError, WrongPasswordError
+from ..errors import AmbiguousDialectError, DecodeError, GodotFormatsError, NotBinaryError
+from ..reading import LAYER_BY_NAME
 
 #: The environment variable read for the password when neither --password nor --key is given.
 PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
@@ -87,63 +88,43 @@ def dialect_arg(allow_auto: bool = True) -> Any:
 # -- opening -----------------------------------------------------------------------------------
 
 
-def layer_of(data: bytes) -> str | None:
-    """The outer layer the bytes start with: "encrypted", "compressed", or None."""
-    magic = bytes(data[:4])
-    if magic in GDEC_MAGICS:
-        return "encrypted"
-    if magic in GCPF_MAGICS:
-        return "compressed"
-    return None
-
-
-def where(data: bytes) -> str:
-    """Where the offsets of an error are counted, for a file of these bytes."""
-    layer = layer_of(data)
-    if layer == "encrypted":
-        return " of the decrypted data"
-    if layer == "compressed":
-        return " of the decompressed data"
-    return ""
-
-
 def open_save(data: bytes, args: argparse.Namespace, *, dialect: str | None = None, salvage: bool = False,
-              allow_objects: bool | None = None) -> Any:
+              allow_objects: bool | None = None, framing: str = "auto") -> Any:
     """``gf.open`` with the command's options; errors come out in the same words in every command."""
-    from ..savefile import AmbiguousDialectError
     from ..savefile import open as open_file
 
     password, key = credentials(args)
+    objects = getattr(args, "allow_objects", False) if allow_objects is None else allow_objects
     try:
-        return open_file(data, password=password, key=key, dialect=dialect, salvage=salvage,
-                         allow_objects=getattr(args, "allow_objects", False) if allow_objects is None
-                         else allow_objects)
+        return open_file(data, password=password, key=key, dialect=dialect, salvage=salvage, allow_objects=objects,
+                         framing=framing)
     except AmbiguousDialectError:
         raise
     except DecodeError as e:
-        if not (getattr(args, "allow_objects", False) if allow_objects is None else allow_objects):
+        if not objects and not isinstance(e, (NotBinaryError, PasswordRequiredError, WrongPasswordError)):
             try:
-                open_file(data, password=password, key=key, dialect=dialect, salvage=salvage, allow_objects=True)
+                open_file(data, password=password, key=key, dialect=dialect, salvage=salvage, allow_objects=True,
+                          framing=framing)
             except GodotFormatsError:
                 pass
             else:
                 raise GodotFormatsError("the file holds full Objects: add --allow-objects to decode them (as "
                                         "inert data, never code)") from None
-        raise located(e, data) from None
+        raise located(e) from None
 
 
-def located(e: DecodeError, data: bytes) -> GodotFormatsError:
+def located(e: DecodeError) -> GodotFormatsError:
     """A decoding error whose offset says which bytes it counts (the file's, or the decrypted data's)."""
-    from ..encryption import PasswordRequiredError, WrongPasswordError
-
     reason = e.reason
     if "allow_objects" in reason and "--allow-objects" not in reason:
         reason = "a full Object: add --allow-objects to decode it (as inert data, never code)"
     if isinstance(e, (PasswordRequiredError, WrongPasswordError)):
         hint = f", or set {PASSWORD_ENV}" if isinstance(e, PasswordRequiredError) else ""
         return GodotFormatsError(f"{reason}{hint}")
+    if isinstance(e, NotBinaryError):
+        return GodotFormatsError(reason)
     reason = reason.replace("salvage=True, --salvage on the command line, keeps them", "--salvage keeps them")
-    return GodotFormatsError(f"at byte {e.offset}{where(data)}: {reason}")
+    return GodotFormatsError(f"at byte {e.offset}{e.where}: {reason}")
 
 
 def ambiguity(data: bytes, args: argparse.Namespace, candidates: list[str]) -> DetailedError:
@@ -178,14 +159,8 @@ def ambiguity(data: bytes, args: argparse.Namespace, candidates: list[str]) -> D
 
 def describe_layers(sf: Any) -> str:
     """The layers of an open save file, outside in, in words."""
-    parts = []
-    if sf.encryption is not None:
-        info = sf.encryption
-        parts.append(f"encrypted (Godot {info.version}, "
-                     f"{'AES-256-ECB' if info.version == 3 else 'AES-256-CFB'}"
-                     f"{', big-endian header' if getattr(info, 'big_endian', False) else ''})")
-    if sf.compression is not None:
-        parts.append(f"compressed ({sf.compression.mode_name})")
+    parts = [LAYER_BY_NAME[name].describe(info) for name in LAYER_BY_NAME
+             if (info := getattr(sf, name)) is not None]
     if sf.container == "store_var":
         n = len(sf.values)
         parts.append(f"store_var, {n} record{'s' if n != 1 else ''}"
@@ -199,6 +174,8 @@ def describe_layers(sf: Any) -> str:
     elif sf.container == "text":
         parts.append("ConfigFile text")
     parts.append(sf.dialect.name)
+    for name, n in sf.layers.get("trailing", {}).items():
+        parts.append(f"{n} byte(s) after the {name} layer's end (kept; the engine never reads them)")
     return ", ".join(parts)
 
 
@@ -209,19 +186,26 @@ def header_of(sf: Any) -> dict[str, Any]:
     return header
 
 
-def note_damage(sf: Any, data: bytes, command: str) -> None:
-    if sf.damage is not None:
-        e = sf.damage
+def note_damage(sf: Any, command: str) -> None:
+    """Say on standard error what a salvaged file lost: every bad record, and where its framing broke."""
+    for lost in sf.lost:
+        print(f"godot-formats {command}: note: record {lost.record} is damaged and read as null, as get_var "
+              f"reads it: at byte {lost.error.offset}{lost.error.where}: {lost.error.reason}", file=sys.stderr)
+    e = sf.damage
+    if e is not None and not sf.lost or e is not None and all(e is not lost.error for lost in sf.lost):
         print(f"godot-formats {command}: note: kept the {len(sf.values)} intact record(s); the rest is lost: "
-              f"at byte {e.offset}{where(data)}: {e.reason}", file=sys.stderr)
+              f"at byte {e.offset}{e.where}: {e.reason}", file=sys.stderr)
+    for name, n in sf.layers.get("trailing", {}).items():
+        print(f"godot-formats {command}: note: {n} byte(s) after the {name} layer's end: the engine never reads "
+              "them; they are kept as they are when the file is written", file=sys.stderr)
 
 
-# -- peeling the layers off (unwrap, explain, --framing) -----------------------------------------
+# -- peeling the layers off (unwrap, wrap --like) -----------------------------------------------
 
 
 @attrs.define
-class Peeled:
-    """The innermost bytes and each layer taken off, outside in."""
+class Unwrapped:
+    """The innermost bytes and each layer taken off, outside in, in words."""
 
     data: bytes
     encryption: Any = None
@@ -230,28 +214,23 @@ class Peeled:
     layers: list[str] = attrs.field(factory=list)
 
 
-def peel(data: bytes, args: argparse.Namespace, *, max_size: int | None = None) -> Peeled:
-    """Decrypt, decompress and un-base64 ``data`` as far as it goes (each layer once)."""
-    from ..savefile import DEFAULT_MAX_FILE_SIZE, decompress_layer, decrypt_layer
+def peel(data: bytes, args: argparse.Namespace, *, max_size: int | None = None) -> Unwrapped:
+    """Decrypt, decompress and un-base64 ``data`` as far as it goes (each layer once: reading.peel)."""
+    from ..reading import DEFAULT_MAX_FILE_SIZE
+    from ..reading import peel as peel_layers
 
-    cap = max_size or DEFAULT_MAX_FILE_SIZE
-    out = Peeled(data)
     password, key = credentials(args)
     try:
-        decrypted = decrypt_layer(out.data, password=password, key=key, max_size=cap)
+        peeled = peel_layers(data, password=password, key=key, max_size=max_size or DEFAULT_MAX_FILE_SIZE)
     except DecodeError as e:
-        raise located(e, b"") from None
-    if decrypted is not None:
-        out.data, out.encryption, _ = decrypted
+        raise located(e) from None
+    out = Unwrapped(peeled.data, peeled.infos.get("encryption"), peeled.infos.get("compression"))
+    if out.encryption is not None:
         out.layers.append(f"decrypted (Godot {out.encryption.version})")
-    try:
-        decompressed = decompress_layer(out.data, max_size=cap)
-    except DecodeError as e:
-        raise GodotFormatsError(f"at byte {e.offset}{' of the decrypted data' if out.encryption else ''}: "
-                                f"{e.reason}") from None
-    if decompressed is not None:
-        out.data, out.compression = decompressed
+    if out.compression is not None:
         out.layers.append(f"decompressed ({out.compression.mode_name})")
+    for name, rest in peeled.trailing.items():
+        out.layers.append(f"{len(rest)} byte(s) after the {name} layer's end left out")
     decoded = sniff_base64(out.data)
     if decoded is not None:
         out.data, out.base64 = decoded, True
@@ -403,8 +382,6 @@ def write_back(path: Path, original: bytes, data: bytes) -> Path:
 
 def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
     """The file, its bytes and the save file, for a command that writes it back."""
-    from ..savefile import AmbiguousDialectError
-
     if args.file == "-":
         raise GodotFormatsError("needs a file to write back, not standard input")
     path = Path(args.file)
@@ -413,7 +390,7 @@ def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
         sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect)
     except AmbiguousDialectError as e:
         raise ambiguity(data, args, e.candidates) from None
-    note_damage(sf, data, args.command)
+    note_damage(sf, args.command)
     return path, data, sf
 
 

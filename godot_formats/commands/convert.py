@@ -1,8 +1,9 @@
 """``godot-formats convert IN... --to DIALECT``: convert save files (or folders of them).
 
 Each file is read (raw ``var_to_bytes`` data, or ``store_var``/``put_var`` records with
-their u32 length prefix, which is kept and recomputed), converted with
-:func:`godot_formats.conversion.convert_with_report` and written atomically: a temporary
+their u32 length prefix, which is kept and recomputed), read once
+(:mod:`godot_formats.reading`, as ``gf.open`` reads it), converted with its layers
+(``SaveFile.to_bytes``) and written atomically: a temporary
 file in the destination folder, then ``os.replace``, so a crash never leaves half a
 save file (a symlink is written through: its target is replaced, the link kept).  An
 input is never overwritten without ``--overwrite``.  Every destination is decided and
@@ -28,12 +29,10 @@ from typing import IO, Any
 
 import attrs
 
-from ..base64form import sniff_base64
-from ..conversion import POLICIES, convert_with_report
-from ..detection import detect, frame_store_var, split_store_var
-from ..dialects import dialect_names, get_dialect
-from ..errors import ConversionError, GodotFormatsError, Loss
-from ..savefile import GCPF_MAGICS, GDEC_MAGICS
+from ..conversion import POLICIES
+from ..dialects import dialect_names
+from ..errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError, Loss
+from ..reading import FRAMINGS
 from ..tool import (
     EXIT_BAD_INPUT,
     EXIT_USAGE,
@@ -45,7 +44,6 @@ from ..tool import (
     write_target,
 )
 from .common import add_password_options, credentials, dialect_arg
-from .inputs import FRAMINGS
 
 
 def add_parser(subparsers: Any) -> None:
@@ -243,134 +241,32 @@ def _check_destinations(jobs: list[Job], out_dir: Path | None) -> list[Job]:
     return [attrs.evolve(j, refused=refused[i]) if i in refused else j for i, j in enumerate(jobs)]
 
 
-def _payloads(data: bytes, source: str, framing: str, allow_objects: bool) -> tuple[str, bool, list[bytes]]:
-    """Decide the source dialect and the framing of one file: (dialect, framed, payloads)."""
-    records = split_store_var(data) if framing != "none" else None
-    if framing == "store_var" and records is None:
-        raise GodotFormatsError("not store_var framed: the u32 length prefixes do not tile the file")
-    if source != "auto":
-        if framing == "auto" and records is not None and _reads_all(records, source, allow_objects) \
-                and not _reads_all([data], source, allow_objects):
-            return source, True, records
-        if framing == "store_var":
-            return source, True, records or []
-        return source, False, [data]
-    candidates = [c for c in detect(data) if c.complete and (framing == "auto" or c.framed == (framing == "store_var"))]
-    if not candidates:
-        raise GodotFormatsError("no engine dialect reads this file completely; give --from (and --framing)")
-    best = candidates[0]
-    return best.dialect, best.framed, (records or []) if best.framed else [data]
-
-
-def _reads_all(payloads: list[bytes], dialect: str, allow_objects: bool) -> bool:
-    from ..api import decode
-
-    for blob in payloads:
-        try:
-            if decode(blob, dialect, allow_objects=allow_objects)[1] != len(blob):
-                return False
-        except GodotFormatsError:
-            return False
-    return True
-
-
-def _ambiguous_sources(data: bytes, framing: str) -> list[tuple[str, bool]]:
-    """Other equally good (dialect, framed) readings of an ambiguous file, one per reading."""
-    seen: dict[tuple[int, bool], tuple[str, bool]] = {}
-    for c in detect(data):
-        if c.ambiguous and c.complete and (framing == "auto" or c.framed == (framing == "store_var")):
-            seen.setdefault((get_dialect(c.dialect).major, c.framed), (c.dialect, c.framed))
-    return list(seen.values())
-
-
-def _layered(data: bytes) -> bool:
-    """Whether the file has a layer around its Variants (encrypted, compressed, project settings, base64)."""
-    return data[:4] in (*GDEC_MAGICS, *GCPF_MAGICS, b"ECFG") or sniff_base64(data) is not None
-
-
-def convert_layered(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
-    """Convert a file through ``gf.open`` / ``SaveFile.to_bytes``: the layers migrate with the values
-    (a Godot 3 encrypted save becomes a Godot 4 one with the same password and a fresh IV)."""
-    from ..errors import DecodeError
-    from ..savefile import AmbiguousDialectError
+def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
+    """Convert one file's bytes through its one reading (``gf.open``) and ``SaveFile.to_bytes``: the
+    layers migrate with the values (a Godot 3 encrypted save becomes a Godot 4 one with the same
+    password and a fresh IV).  Returns (output, description, losses)."""
     from ..savefile import open as open_file
     from .common import describe_layers, located
 
     password, key = credentials(args)
     try:
         sf = open_file(data, password=password, key=key, dialect=None if args.source == "auto" else args.source,
-                       allow_objects=args.allow_objects)
+                       allow_objects=args.allow_objects, framing=args.framing)
     except AmbiguousDialectError as e:
-        raise GodotFormatsError(f"ambiguous: {' and '.join(e.candidates)} each read this file completely, as "
-                                "different values; give --from") from None
+        what = "give --from" if len(set(e.candidates)) > 1 else "give --framing"
+        raise GodotFormatsError(f"ambiguous: {' and '.join(e.candidates)} read this file completely, as "
+                                f"different values; {what}") from None
     except DecodeError as e:
-        raise located(e, data) from None
-    layers = describe_layers(sf)
+        raise located(e) from None
     out, losses = sf.to_bytes(dialect=args.to, policy=args.policy)
-    return out, f"{sf.dialect.name} -> {args.to} ({layers})", losses
-
-
-def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
-    """Convert one file's bytes; returns (output, description, losses)."""
-    if args.framing == "auto" and _layered(data):
-        return convert_layered(data, args)
-    try:
-        source, framed, payloads = _payloads(data, args.source, args.framing, args.allow_objects)
-    except GodotFormatsError:
-        if args.framing != "auto":
-            raise
-        # Frames the plain reading does not know (big-endian lengths, slack after a value): gf.open does.
-        try:
-            return convert_layered(data, args)
-        except ConversionError:
-            raise
-        except GodotFormatsError as e:
-            if "are intact" in str(e):
-                raise  # a damaged store_var file: gf.open names the record, where it is cut, what is intact
-        raise
-    out, losses = _convert_payloads(payloads, framed, source, args)
-    also: list[str] = []
-    if args.source == "auto":
-        # Bytes that two engines read equally well are fine only if both readings convert alike.
-        for other, other_framed in _ambiguous_sources(data, args.framing):
-            if (other, other_framed) == (source, framed):
-                continue
-            other_payloads = (split_store_var(data) or []) if other_framed else [data]
-            try:
-                other_out, _ = _convert_payloads(other_payloads, other_framed, other, args)
-            except GodotFormatsError:
-                other_out = b""
-            label = other + (" (store_var framed)" if other_framed else "")
-            if other_out != out:
-                raise GodotFormatsError(
-                    f"ambiguous: {source}{' (store_var framed)' if framed else ''} and {label} read this file "
-                    "equally well but convert it differently; give --from (and --framing)")
-            also.append(label)
-    how = f"{source} -> {args.to}" + (f", {len(payloads)} store_var record(s)" if framed else "")
-    if also:
-        how += f" (the bytes also read as {', '.join(also)}: same result)"
+    how = f"{sf.dialect.name} -> {args.to}"
+    if sf.encryption is not None or sf.compression is not None or sf.container not in ("store_var", "var_to_bytes"):
+        how += f" ({describe_layers(sf)})"
+    elif sf.container == "store_var":
+        how += f", {len(sf.values)} store_var record(s)" + (", big-endian lengths" if sf.byteorder == "big" else "")
+    if sf.also:
+        how += f" (the bytes also read as {', '.join(sf.also)}: same result)"
     return out, how, losses
-
-
-def _convert_payloads(payloads: list[bytes], framed: bool, source: str,
-                      args: argparse.Namespace) -> tuple[bytes, list[Loss]]:
-    outs: list[bytes] = []
-    losses: list[Loss] = []
-    for i, blob in enumerate(payloads):
-        try:
-            out, found = convert_with_report(blob, source, args.to, policy=args.policy,
-                                             allow_objects=args.allow_objects)
-        except ConversionError as e:
-            if len(payloads) > 1:
-                raise ConversionError([_in_record(i, loss) for loss in e.losses]) from None
-            raise
-        outs.append(out)
-        losses += [_in_record(i, loss) for loss in found] if len(payloads) > 1 else found
-    return (frame_store_var(outs) if framed else outs[0]), losses
-
-
-def _in_record(index: int, loss: Loss) -> Loss:
-    return attrs.evolve(loss, path=f"record {index + 1}: {loss.path or '<root>'}")
 
 
 def convert_one(job: Job, args: argparse.Namespace) -> Outcome:

@@ -1,10 +1,12 @@
 """``godot-formats detect FILE...``: which engine version wrote each file, ranked.
 
 Prints, per file, a one-line verdict (the best dialect, or ``ambiguous`` with the
-readings that fit equally well) and the candidates under it.  Exit status 1 when
-some file cannot be read completely by any engine dialect, or cannot be read at all:
-such a file gets one line on standard error (``godot-formats detect: FILE: reason``)
-and the other files are still inspected.
+readings that fit equally well, or ``damaged`` with the record and byte where the
+most plausible reading breaks) and the candidates under it.  The file is read once,
+as ``gf.open`` and every command read it (:mod:`godot_formats.reading`).  Exit status 1
+when some file is damaged, not binary, or cannot be read at all (a file that cannot
+be opened gets one line on standard error, ``godot-formats detect: FILE: reason``);
+the other files are still inspected.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import json
 import sys
 from typing import Any
 
+import attrs
+
 from ..detection import Candidate, detect, is_ambiguous
 from ..dialects import get_dialect
-from ..errors import GodotFormatsError
+from ..errors import AmbiguousDialectError, DamagedFileError, DecodeError, GodotFormatsError, NotBinaryError
 from ..tool import EXIT_BAD_INPUT, internal_error, one_line, printable, read_input
 
 
@@ -38,33 +42,51 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def layers(data: bytes, args: argparse.Namespace) -> tuple[dict[str, Any], str, bytes]:
-    """The layers of a file (container, encryption, compression, framing), in words, and the bytes
-    inside them (what the dialects are detected on)."""
-    from ..savefile import AmbiguousDialectError
-    from .common import describe_layers, open_save, peel
+@attrs.define
+class Finding:
+    """What ``detect`` says of one file: the verdict, its layers (as data and in words), the ranked
+    readings of the bytes inside them, and whether the file fails (exit status 1)."""
 
-    info: dict[str, Any] = {}
+    verdict: str
+    info: dict[str, Any]
+    words: str
+    candidates: list[Candidate]
+    failed: bool = False
+
+
+def examine(data: bytes, args: argparse.Namespace) -> Finding:
+    """The one reading of a file (:mod:`godot_formats.reading`, as every command makes it), in words."""
+    from ..reading import LAYER_BY_NAME, peel, read_peeled
+    from ..savefile import SaveFile
+    from .common import credentials, describe_layers, located
+
+    password, key = credentials(args)
     try:
-        peeled = peel(data, args)
-    except GodotFormatsError as e:  # an encrypted file without its password, a damaged layer
-        return {"error": one_line(e)}, f"cannot look inside: {one_line(e)}", b""
-    if peeled.encryption is not None:
-        info["encryption"] = f"godot{peeled.encryption.version}"
-    if peeled.compression is not None:
-        info["compression"] = peeled.compression.mode_name
-    if peeled.base64:
-        info["base64"] = True
+        peeled = peel(data, password=password, key=key)
+    except DecodeError as e:  # an encrypted file without its password, a damaged layer
+        message = one_line(located(e))
+        return Finding(f"unknown (cannot look inside: {message})", {"error": message},
+                       f"cannot look inside: {message}", [], True)
+    info: dict[str, Any] = {name: getattr(layer, "mode_name", None) or f"godot{layer.version}"
+                            for name, layer in peeled.infos.items()}
+    outside = [LAYER_BY_NAME[name].describe(layer) for name, layer in peeled.infos.items()]
     try:
-        sf = open_save(data, args, allow_objects=True)
-    except AmbiguousDialectError:
-        words = ", ".join(peeled.layers + ["the framing depends on the dialect (ambiguous)"])
-        return info, words, peeled.data
-    except GodotFormatsError as e:
-        return info, ", ".join(peeled.layers + [f"not readable: {one_line(e)}"]), peeled.data
+        reading = read_peeled(peeled, allow_objects=True, thorough=True)
+    except AmbiguousDialectError as e:
+        words = ", ".join(outside + ["the dialect (and so the framing) depends on the reading"])
+        return Finding(verdict(e.ranked) if e.ranked else f"ambiguous: {' | '.join(e.candidates)}", info, words,
+                       e.ranked)
+    except DecodeError as e:
+        ranked = e.ranked if isinstance(e, DamagedFileError) else []
+        message = one_line(located(e))
+        kind = "not binary" if isinstance(e, NotBinaryError) else "unknown (no engine dialect reads it completely)" \
+            if isinstance(e, DamagedFileError) and e.explained == 0 else "damaged"
+        return Finding(f"{kind}: {message}", info, ", ".join(outside) or "none", ranked, True)
+    sf = SaveFile.from_reading(reading, allow_objects=True)
     info.update(sf.layers)
     info["read"] = True
-    return info, describe_layers(sf), peeled.data
+    said = verdict(reading.candidates) if reading.candidates else reading.dialect.name
+    return Finding(said, info, describe_layers(sf), reading.candidates)
 
 
 def verdict(candidates: list[Candidate]) -> str:
@@ -93,8 +115,12 @@ def run(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             data = read_input(path)
-            layer_info, layer_words, inner = layers(data, args)
-            candidates = detect(inner, include_documented=args.documented) if inner else []
+            found = examine(data, args)
+            if args.documented:  # the documentation pages' readings too: a listing of its own
+                from ..reading import peel
+                from .common import credentials
+                password, key = credentials(args)
+                found.candidates = detect(peel(data, password=password, key=key).data, include_documented=True)
         except Exception as e:  # this file fails with one line; the others are still inspected
             if isinstance(e, OSError):
                 reason = e.strerror or one_line(e)
@@ -108,25 +134,21 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps({"file": _json_name(path), "error": reason}, ensure_ascii=False))
             status = EXIT_BAD_INPUT
             continue
-        said = verdict(candidates)
-        if (not candidates or not candidates[0].complete) and layer_info.get("read"):
-            # Read through its layers (big-endian lengths, slack, project settings) though no bare
-            # dialect reads the bytes: the reading gf.open makes.
-            said = f"{layer_info['dialect']} (read through its layers)"
-        elif not candidates or not candidates[0].complete:
+        if found.failed:
             status = EXIT_BAD_INPUT
+        candidates = found.candidates
         shown = [c for c in candidates if args.all or c.confidence > 0]
         if args.json:
             print(json.dumps({
-                "file": _json_name(path), "size": len(data), "verdict": said,
-                "layers": layer_info,
+                "file": _json_name(path), "size": len(data), "verdict": found.verdict,
+                "layers": found.info,
                 "ambiguous": is_ambiguous(candidates),
                 "candidates": [{"dialect": c.dialect, "confidence": c.confidence, "complete": c.complete,
                                 "framed": c.framed, "ambiguous": c.ambiguous, "reason": c.reason} for c in shown],
             }, ensure_ascii=False))
             continue
-        print(printable(f"{path}: {said}"))
-        print(printable(f"  layers: {layer_words}"))
+        print(printable(f"{path}: {found.verdict}"))
+        print(printable(f"  layers: {found.words}"))
         for c in shown:
             flags = ",".join(f for f, on in (("complete", c.complete), ("framed", c.framed),
                                               ("ambiguous", c.ambiguous)) if on) or "-"

@@ -14,13 +14,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import types as t
-from ..codec import decoder_for
 from ..dialects import Dialect, get_dialect
-from ..errors import EncodeError, GodotFormatsError
+from ..errors import AmbiguousDialectError, EncodeError, GodotFormatsError
 from ..explain import MAX_INDENT_DEPTH, indentation
 from ..registry import Family, TypeSpec, spec_for
 from ..tool import read_input
-from .inputs import add_input_options, read_values, resolve_input
+from .inputs import add_input_options
 
 EPILOG = """\
 examples:
@@ -289,37 +288,16 @@ def render(values: list[Any], d: Dialect, args: argparse.Namespace) -> str:
 
 
 def _open(data: bytes, args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    """The save file (its layers) and its values, as the options ask."""
-    from ..savefile import AmbiguousDialectError
+    """The save file (its layers) and its values, as the options ask: one reading (gf.open)."""
     from .common import ambiguity, note_damage, open_save
 
-    if args.framing == "auto":
-        try:
-            sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect,
-                           salvage=args.salvage)
-        except AmbiguousDialectError as e:
-            raise ambiguity(data, args, e.candidates) from None
-        note_damage(sf, data, "dump")
-        return sf, sf.values
-    return framed_save(data, args)
-
-
-def framed_save(data: bytes, args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    """--framing none/store_var: the layers taken off, then the framing as given."""
-    from .. import savefile
-    from .common import peel
-
-    peeled = peel(data, args)
-    source = resolve_input(peeled.data, args.dialect, args.framing, args.allow_objects)
-    values = read_values(source, args.allow_objects)
-    decoder = decoder_for(source.dialect, args.allow_objects)
-    records = [savefile.Record(r.start - 4 if r.prefixed else r.start, peeled.data[r.start:r.end],
-                               decoder.decode(peeled.data, r.start, r.end)[1] - r.start) for r in source.records]
-    container = "base64" if peeled.base64 else "store_var" if source.framed else "var_to_bytes"
-    sf = savefile.SaveFile(values, source.dialect, container, encryption=peeled.encryption,
-                           compression=peeled.compression, allow_objects=args.allow_objects, raw=data,
-                           plaintext=peeled.data, records=records)
-    return sf, values
+    try:
+        sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect,
+                       salvage=args.salvage, framing=args.framing)
+    except AmbiguousDialectError as e:
+        raise ambiguity(data, args, e.candidates) from None
+    note_damage(sf, "dump")
+    return sf, sf.values
 
 
 def run(args: argparse.Namespace) -> int:
@@ -365,5 +343,5 @@ def _check_text_keeps(values: list[Any], d: Dialect) -> None:
             return
 
 
-__all__ = ["add_parser", "tree_lines", "describe", "render", "render_lines", "run", "framed_save",
+__all__ = ["add_parser", "tree_lines", "describe", "render", "render_lines", "run",
            "MAX_INDENT_DEPTH"]

@@ -13,8 +13,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import AmbiguousDialectError, DamagedFileError, GodotFormatsError
 from ..explain import Field, explain_fields, format_lines
+from ..framing import FramingError
+from ..reading import LAYER_BY_NAME, Reading
 from ..tool import EXIT_BAD_INPUT, read_input
+from .common import ambiguity, credentials, located
 from .inputs import add_input_options, resolve_input
 
 EPILOG = """\
@@ -49,27 +53,35 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .common import peel
-
-    peeled = peel(read_input(args.file), args)
-    data = peeled.data
-    if peeled.layers:
-        print(f"# {', '.join(peeled.layers)}: offsets below are in those {len(data)} bytes")
     framing = "none" if args.offset is not None else args.framing
-    source = resolve_input(data, args.dialect, framing, args.allow_objects)
+    data = read_input(args.file)
+    try:
+        source = _at_offset(data, args) if args.offset is not None else resolve_input(data, args, framing)
+    except AmbiguousDialectError as e:
+        raise ambiguity(data, args, e.candidates) from None
+    except (DamagedFileError, FramingError) as e:  # FramingError: also the frames of a dump --framing
+        if args.dialect == "auto":
+            hint = f"--dialect {e.dialect}" if isinstance(e, DamagedFileError) else "--dialect D"
+            raise GodotFormatsError(f"{located(e)} ({hint} explains its bytes up to the damage)") from None
+        source = _as_given(data, args, framing, isinstance(e, DamagedFileError) and e.record is not None)
+    layers = [LAYER_BY_NAME[name].describe(info) for name, info in source.peeled.infos.items()]
+    if source.container == "base64":
+        layers.append("base64-decoded")
+    data = source.inner
+    if layers:
+        print(f"# {', '.join(layers)}: offsets below are in those {len(data)} bytes")
     d = source.dialect
-    print(f"# {d.name}: {d.description} [{source.note}]")
+    print(f"# {d.name}: {d.description} [{source.why}]")
     errors: list[Field] = []
+    framed = source.container == "store_var"
 
     def fields() -> Iterator[Field]:
-        for i, record in enumerate(source.records):
-            if record.prefixed:
-                length = struct.unpack_from("<I", data, record.start - 4)[0]
-                yield Field(record.start - 4, 4, 0, "prefix", f"store_var record {i}: length prefix {length}")
-            start = args.offset if args.offset is not None else record.start
-            if start < 0:
-                start += len(data)
-            for f in explain_fields(data, d, offset=start, end=record.end, allow_objects=args.allow_objects,
+        for i, (start, end) in enumerate(source.spans):
+            if framed:
+                order = "<I" if source.byteorder == "little" else ">I"
+                length = struct.unpack_from(order, data, start - 4)[0]
+                yield Field(start - 4, 4, 0, "prefix", f"store_var record {i + 1}: length prefix {length}")
+            for f in explain_fields(data, d, offset=start, end=end, allow_objects=args.allow_objects,
                                     max_elements=args.max_elements or None):
                 if f.kind == "error":
                     errors.append(f)
@@ -84,3 +96,37 @@ def run(args: argparse.Namespace) -> int:
         print(f"godot-formats explain: {errors[0].text[len('error: '):]}{hint}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
+
+
+def _at_offset(data: bytes, args: argparse.Namespace) -> Reading:
+    """``--offset N``: the value that starts at byte N (inside the layers), in the dialect given or the one
+    that reads it."""
+    from ..dialects import get_dialect
+    from ..reading import peel, read_value
+
+    password, key = credentials(args)
+    peeled = peel(data, password=password, key=key)
+    inner = peeled.data
+    start = args.offset + len(inner) if args.offset < 0 else args.offset
+    start = min(max(start, 0), len(inner))
+    if args.dialect != "auto":
+        d, why = get_dialect(args.dialect), f"{args.dialect} (given)"
+    else:
+        found = read_value(inner[start:], allow_objects=args.allow_objects)
+        d, why = found.dialect, found.why
+    return Reading(peeled, "var_to_bytes", d, why, inner, spans=((start, len(inner)),))
+
+
+def _as_given(data: bytes, args: argparse.Namespace, framing: str, records: bool) -> Reading:
+    """A damaged file in the dialect the user gave: its frames (when the damage is inside a record) or its
+    one value, as they are, so the listing shows every field up to the damage, then the error."""
+    from ..detection import Layout
+    from ..dialects import get_dialect
+    from ..reading import peel
+
+    password, key = credentials(args)
+    peeled = peel(data, password=password, key=key)
+    inner = peeled.data
+    layout = (Layout.frames(inner) if records and framing != "none" else None) or Layout.bare(inner)
+    return Reading(peeled, "store_var" if layout.framed else "var_to_bytes", get_dialect(args.dialect),
+                   f"{args.dialect} (given); the file is damaged", inner, layout.byteorder, layout.spans)

@@ -1,0 +1,80 @@
+"""What detection costs a user: ``gf.open(path)`` with the dialect left to it, against ``gf.open(path,
+dialect=...)``, on large save files, with the GC on (as users call it).
+
+Usage: ``python3 benchmarks/open_detect.py [--runs 7] [--records 20000]``
+
+Each save is written to a temporary file (so the timings include the read, as for a user), then
+opened ``--runs`` times each way, in turns; the median of each is printed with their ratio (the
+target, issue 21: at most 1.2).  The file is read once whatever the way (``godot_formats.reading``):
+the extra cost of detection is the other dialects failing at their first record, and one re-encoding
+of the winner's values where a sibling version could write the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import godot_formats as gf
+from godot_formats.framing import join_frames
+
+
+def _records(dialect: str, n: int) -> bytes:
+    values = [{"id": i, "name": f"player {i}", "pos": gf.Vector3(i, 2, 3), "tags": ["a", "b"], "hp": 97.5,
+               "gold": 10**10 + i} for i in range(n)]
+    return join_frames([gf.dumps(v, dialect) for v in values])
+
+
+def _one_big(dialect: str, n: int) -> bytes:
+    value = {"players": [{"id": i, "name": f"player {i}", "pos": gf.Vector3(i, 2, 3), "tags": ["a", "b"]}
+                         for i in range(n * 5)]}
+    return join_frames([gf.dumps(value, dialect)])
+
+
+def _compressed(dialect: str, n: int) -> bytes:
+    from godot_formats.compression import ZSTD, GcpfInfo, write_gcpf
+    return write_gcpf(_records(dialect, n), GcpfInfo(mode=ZSTD))
+
+
+SAVES = {
+    "store_var records": _records,
+    "one large record": _one_big,
+    "records, open_compressed Zstd": _compressed,
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--records", type=int, default=20000)
+    args = parser.parse_args()
+    print(f"gf.open, GC on, median of {args.runs}; backend {gf.backend}; load {os.getloadavg()[0]:.2f}")
+    print(f"{'save':<32} {'dialect':<8} {'MB':>6} {'given ms':>9} {'auto ms':>9} {'auto/given':>10}")
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, make in SAVES.items():
+            for dialect in ("godot3", "godot4"):
+                path = Path(tmp) / "save.sav"
+                path.write_bytes(make(dialect, args.records))
+                times: dict[str, list[float]] = {"given": [], "auto": []}
+                for _ in range(args.runs):
+                    for way, given in (("given", dialect), ("auto", None)):
+                        t = time.perf_counter()
+                        sf = gf.open(path, dialect=given)
+                        times[way].append(time.perf_counter() - t)
+                        assert sf.dialect.name == dialect, (label, way, sf.dialect.name)
+                given_ms, auto_ms = (statistics.median(times[w]) * 1e3 for w in ("given", "auto"))
+                worst = max(worst, auto_ms / given_ms)
+                print(f"{label:<32} {dialect:<8} {path.stat().st_size / 1e6:6.1f} {given_ms:9.1f} {auto_ms:9.1f} "
+                      f"{auto_ms / given_ms:10.2f}")
+    print(f"worst auto/given: {worst:.2f} (target: at most 1.2)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
