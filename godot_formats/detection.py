@@ -157,7 +157,7 @@ class Layout:
         frames, broken = scan_frames(data, byteorder)
         if broken is not None:
             return None
-        return cls(True, tuple((pos + PREFIX_SIZE, pos + PREFIX_SIZE + size) for pos, size in frames), byteorder)
+        return cls(True, tuple([(pos + PREFIX_SIZE, pos + PREFIX_SIZE + size) for pos, size in frames]), byteorder)
 
 
 @attrs.define(eq=False)
@@ -177,6 +177,7 @@ class Attempt:
     failed: int | None = None
     unexplained: bool = False
     reproduces: bool | None = None  # None: not asked yet (see reproduced())
+    slack: int = 0  # bytes of the frames it read after their values
 
     @property
     def framed(self) -> bool:
@@ -186,9 +187,6 @@ class Attempt:
     def read_all(self) -> bool:
         return self.error is None
 
-    @property
-    def slack(self) -> int:
-        return sum(e - end for (_, e), end in zip(self.layout.spans, self.ends))
 
     @property
     def bytes_read(self) -> int:
@@ -220,8 +218,8 @@ def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bo
         try:
             value, value_end = decoder.decode(data, start, end)
         except DecodeError as e:
-            if error is None:
-                error, failed = e, i
+            if error is None:  # kept without its traceback, whose frames (this one too) would hold the values
+                error, failed = e.with_traceback(None), i
             if not past_errors:
                 break
             values.append(LOST)
@@ -233,7 +231,8 @@ def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bo
             break
         values.append(value)
         ends.append(value_end)
-    return Attempt(dialect, layout, tuple(values), tuple(ends), error, failed, unexplained)
+    slack = sum(e for _, e in layout.spans[:len(ends)]) - sum(ends)
+    return Attempt(dialect, layout, tuple(values), tuple(ends), error, failed, unexplained, slack=slack)
 
 
 class _Lost:
@@ -249,10 +248,25 @@ LOST: Any = _Lost()
 def reproduced(attempt: Attempt, data: bytes) -> bool:
     """Whether the dialect writes exactly the bytes of every record for the values it read (asked once)."""
     if attempt.reproduces is None:
-        attempt.reproduces = attempt.read_all and all(
-            end == e and writes_as(v, attempt.dialect, data[s:e])
-            for v, end, (s, e) in zip(attempt.values, attempt.ends, attempt.layout.spans))
+        attempt.reproduces = attempt.read_all and not attempt.slack and (
+            _writes_all_at_once(attempt, data) or all(
+                writes_as(v, attempt.dialect, data[s:e]) for v, (s, e) in zip(attempt.values, attempt.layout.spans)))
     return attempt.reproduces
+
+
+def _writes_all_at_once(attempt: Attempt, data: bytes) -> bool:
+    """The values written as the elements of one Array (each element is exactly its value's
+    ``var_to_bytes``) against the records' bytes: one encoding call for a file of many records.
+    False says nothing (padding the engine left as is, nesting at the limit): ask record by record."""
+    plain, _ = _encoders(attempt.dialect)
+    spans = attempt.layout.spans
+    try:
+        if len(spans) == 1:
+            return plain.encode(attempt.values[0]) == data[spans[0][0]:spans[0][1]]
+        out = plain.encode(list(attempt.values))
+    except (GodotFormatsError, OverflowError):
+        return False
+    return out == b"".join([out[:8], *[data[s:e] for s, e in spans]])  # one copy of the records, none of ``out``
 
 
 def _shared(dialect: Dialect, data: bytes, done: list[Attempt]) -> Attempt | None:
@@ -327,7 +341,7 @@ def _score(reading: Attempt, data: bytes, records: int, slack_ok: bool, check: b
         return _Trial(d, framed, 0.0, False, f"{what}{where}: {error.reason}", (), reading)
     values = reading.values
     slack = reading.slack
-    total = sum(e - s for s, e in reading.layout.spans)
+    total = sum(e - s for s, e in reading.layout.spans) if slack else 0
     if slack and not (framed and slack_ok):
         return _Trial(d, framed, SCORE_TRAILING, False,
                       f"decodes, but leaves {slack} of {total} bytes unread", values, reading)

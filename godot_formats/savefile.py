@@ -91,6 +91,9 @@ class SaveFile:
     _raw: bytes = b""
     _plaintext: bytes = b""
     _records: list[Record] = attrs.field(factory=list)
+    _spans: tuple[tuple[int, int], ...] = ()  # each record's (start, end) in _inner: records made when asked
+    _ends: tuple[int, ...] = ()  # where each value ends
+    _inner: bytes = b""
     _key: bytes | None = None
     _plaintext_md5: str | None = None  # from a header: the plaintext its IV was used for
     _trailing: dict[str, bytes] = attrs.field(factory=dict)  # bytes after a layer's end, per layer
@@ -98,16 +101,23 @@ class SaveFile:
     @classmethod
     def from_reading(cls, reading: Reading, *, path: Path | None = None, allow_objects: bool = False) -> SaveFile:
         """The save file of a :class:`~godot_formats.reading.Reading`: its values as read, no decoding again."""
-        peeled, inner = reading.peeled, reading.inner
-        framed = reading.container == "store_var"
-        records = [Record(start - PREFIX_SIZE if framed else start, inner[start:end], value_end - start)
-                   for (start, end), value_end in zip(reading.spans, reading.ends)]
+        peeled = reading.peeled
         return cls(reading.values, reading.dialect, reading.container, byteorder=reading.byteorder,
                    encryption=peeled.infos.get("encryption"), compression=peeled.infos.get("compression"),
                    settings_info=reading.settings_info, allow_objects=allow_objects or reading.container ==
                    "project_settings", path=path, damage=reading.damage, lost=list(reading.lost), why=reading.why,
                    also=list(reading.also),
-                   raw=peeled.raw, plaintext=peeled.data, records=records, key=peeled.key, trailing=peeled.trailing)
+                   raw=peeled.raw, plaintext=peeled.data, spans=reading.spans, ends=reading.ends, inner=reading.inner, key=peeled.key,
+                   trailing=peeled.trailing)
+
+    def _record_list(self) -> list[Record]:
+        """Each record's place and bytes (made from the reading's spans the first time they are needed)."""
+        if self._spans and not self._records:
+            prefix = PREFIX_SIZE if self.container == "store_var" else 0
+            inner = self._inner
+            self._records = [Record(start - prefix, inner[start:end], value_end - start)
+                             for (start, end), value_end in zip(self._spans, self._ends)]
+        return self._records
 
     # -- describing -------------------------------------------------------------------
 
@@ -151,7 +161,7 @@ class SaveFile:
             out["trailing"] = {name: rest.hex() for name, rest in self._trailing.items()}
         if self.lost:
             out["lost"] = [lost.record for lost in self.lost]  # damaged records, read as null
-        slack = [r.payload[r.value_end:].hex() for r in self._records] if self.container == "store_var" else []
+        slack = [r.payload[r.value_end:].hex() for r in self._record_list()] if self.container == "store_var" else []
         if any(slack):
             out["slack"] = slack
         return out
@@ -304,14 +314,15 @@ class SaveFile:
         if self.container == "text":
             return str(values[0]).encode("utf-8")
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
+        records = self._record_list()
         blobs = []
         for i, v in enumerate(values):
             try:
                 blob = encoder.encode(v)
             except EncodeError as e:
                 raise EncodeError(e.reason, _record_path(i, len(values)) + e.path) from None
-            if i < len(self._records) and target == self.dialect:
-                record = self._records[i]
+            if i < len(records) and target == self.dialect:
+                record = records[i]
                 kept = record.payload[:record.value_end]
                 if kept == blob or (v is None and any(lost.record == i + 1 for lost in self.lost)) or (
                         len(kept) == len(blob) and writes_as(v, target, kept)):  # padding the engine left as is
