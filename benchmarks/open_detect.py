@@ -7,9 +7,10 @@ Each save is written to a temporary file (so the timings include the read, as fo
 opened ``--runs`` times each way, in turns; the fastest and the median of each are printed, with
 the ratio of the medians (the target, issue 21: at most 1.2).  The GC stays on; each call starts
 from a collected heap (``gc.collect()`` before it, outside the timing), since a decode's time with
-the GC on depends on the garbage the collector walks, which earlier calls leave.  The file is read once whatever the way (``godot_formats.reading``):
-the extra cost of detection is the other dialects failing at their first record, and one re-encoding
-of the winner's values where a sibling version could write the same bytes.
+the GC on depends on the garbage the collector walks, which earlier calls leave.  The file is read
+once whatever the way (``godot_formats.reading``): the extra cost of detection is the other dialects
+failing at their first record, and one re-encoding of the winner's values where a sibling version
+could write the same bytes.
 """
 
 from __future__ import annotations

@@ -166,15 +166,23 @@ def _zstd_compress(data: bytes, level: int | None, gzip_os: int, window_log: int
     return bytes(cctx.compress(data))
 
 
+#: The first slice of a Zstd frame given to the decompressor, and the largest (the slices double).
+_ZSTD_FIRST_FEED = 64
+_ZSTD_MAX_FEED = 1 << 20
+
+
 def _zstd_decompress(data: bytes, cap: int) -> bytes:
     """Frames back to back (as ``ZSTD_decompressDCtx`` reads them), at most ``cap`` bytes.
 
     ``zstandard``'s one-shot ``decompress`` allocates what the frame header
     claims (and ignores ``max_output_size`` when a size is there), so the
-    frames go to a decompression object instead: a frame whose header gives
-    its size (every frame Godot writes) once that size is checked against the
-    cap, since libzstd stops a frame that outgrows its size; a frame without
-    one in slices small enough that the output is checked every 128 KiB.
+    frames go to a decompression object instead, in slices that double from 64
+    bytes, so that the bytes after a frame are never copied more than about
+    the frame's own size (many small frames in a block stay linear): a frame
+    whose header gives its size (every frame Godot writes) once that size is
+    checked against the cap, since libzstd stops a frame that outgrows its
+    size; a frame without one in slices small enough that the output is
+    checked every 128 KiB.
     """
     zstd = _module("zstandard", "Zstd", reading=True)
     window = min(_ZSTD_MAX_WINDOW, max(_ZSTD_SMALL_WINDOW, 1 << max(cap - 1, 1).bit_length()))
@@ -191,13 +199,17 @@ def _zstd_decompress(data: bytes, cap: int) -> bytes:
             raise DecodeError(pos, f"Zstd frame claims {params.content_size} bytes, more than the {cap} expected")
         obj = dctx.decompressobj()
         frame_start = pos
+        step = _ZSTD_FIRST_FEED
         try:
             while not obj.eof and pos < len(data):
-                # libzstd refuses a frame's output past its content size (checked
-                # above), so such a frame goes in whole; others in bounded slices.
-                feed = len(data) - pos if known else max(4, (cap - len(out)) // _ZSTD_MAX_RATIO)
+                # Slices that double: a frame costs at most about twice its own size, whatever follows
+                # it (the whole rest of the block for each of many small frames was quadratic). libzstd
+                # refuses a frame's output past its content size (checked above); a frame without one
+                # gets slices small enough that its output is checked every 128 KiB.
+                feed = step if known else min(step, max(4, (cap - len(out)) // _ZSTD_MAX_RATIO))
                 out += obj.decompress(data[pos : pos + feed])
                 pos = min(pos + feed, len(data))
+                step = min(step * 2, _ZSTD_MAX_FEED)
                 if len(out) > cap:
                     raise DecodeError(frame_start, f"Zstd stream decompresses to more than {cap} bytes")
         except zstd.ZstdError as e:

@@ -7,7 +7,8 @@ to point at the exact spot.
 
 from __future__ import annotations
 
-__all__ = ["GodotFormatsError", "DecodeError", "EncodeError", "ConversionError", "Loss", "AmbiguousDialectError",
+__all__ = ["GodotFormatsError", "quoted", "QUOTED", "DecodeError", "EncodeError", "ConversionError", "Loss",
+           "AmbiguousDialectError",
            "DamagedFileError", "NotBinaryError", "LostRecord"]
 
 from typing import Any, Sequence
@@ -17,6 +18,17 @@ import attrs
 
 class GodotFormatsError(ValueError):
     """Base class of every error this package raises on purpose."""
+
+
+#: Characters of a key or a value an error message quotes at most: a message stays short, whatever
+#: the input (a 4 MB key once made a 16.8 MB message).
+QUOTED = 80
+
+
+def quoted(text: str | bytes) -> str:
+    """``repr(text)``, cut to :data:`QUOTED` characters with the length said, for an error message."""
+    shown = repr(text[:QUOTED])
+    return shown if len(text) <= QUOTED else f"{shown}… ({len(text)} characters)"
 
 
 class DecodeError(GodotFormatsError):

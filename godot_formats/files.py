@@ -9,10 +9,16 @@ import os
 import re
 import stat
 import tempfile
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
-__all__ = ["TEMP_MARK", "is_temp_name", "write_target", "write_atomic"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no advisory locks, the compare-and-swap still holds
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["TEMP_MARK", "is_temp_name", "write_target", "write_atomic", "locked", "create_atomic"]
 
 #: Temporary files of :func:`write_atomic` are named ``.<name>.godot-formats-<random>.tmp``
 #: so that one left behind by a killed process is recognisably ours.
@@ -73,3 +79,48 @@ def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
         with suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an advisory lock (``flock``) on the file ``path`` names now, for a read-compare-replace.
+
+    A file replaced by :func:`write_atomic` is a new inode, so the lock is taken on the file and
+    then checked to be the one the path still names (else taken again on the new one): two
+    processes that change one file take turns, and the second sees the first one's file.
+    Anything but a regular file is refused before it is opened (a FIFO would block).
+    """
+    while True:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise OSError(22, "not a regular file; refusing to change it", str(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            held, now = os.fstat(fd), os.stat(path)
+        except BaseException:
+            os.close(fd)
+            raise
+        if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            break
+        os.close(fd)  # replaced while we waited: lock the file that is there now
+    try:
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def create_atomic(dest: Path, data: bytes, mode: int) -> None:
+    """Create ``dest`` holding ``data``, whole or not at all, never over an existing file
+    (``FileExistsError``): written under a temporary name, then linked into place."""
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}{TEMP_MARK}", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.link(tmp, dest)
+    finally:
+        with suppress(OSError):
+            os.unlink(tmp)

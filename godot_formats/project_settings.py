@@ -32,7 +32,7 @@ import attrs
 
 from .codec import DEFAULT_MAX_SIZE, Decoder, encoder_for
 from .dialects import Dialect, get_dialect
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError, EncodeError, quoted
 
 __all__ = ["EcfgInfo", "read_ecfg", "write_ecfg", "MAGIC"]
 
@@ -164,18 +164,18 @@ def _read_entries(buf: bytes, count: int, d: Dialect, decoder: Decoder, in_chara
         bug = bug or size != n
         pos += size
         if end - pos < 4:
-            raise DecodeError(pos, f"entry {i} ({key!r}): value length needs 4 bytes, {end - pos} left")
+            raise DecodeError(pos, f"entry {i} ({quoted(key)}): value length needs 4 bytes, {end - pos} left")
         vlen = _u32.unpack_from(buf, pos)[0]
         pos += 4
         if vlen > end - pos:
-            raise DecodeError(pos - 4, f"entry {i} ({key!r}): value length {vlen} runs past the end: "
+            raise DecodeError(pos - 4, f"entry {i} ({quoted(key)}): value length {vlen} runs past the end: "
                                        f"{end - pos} byte(s) left")
         try:
             value, value_end = decoder.decode(buf, pos, pos + vlen)  # bytes after it: skipped, as by the engine
         except DecodeError as e:
-            raise DecodeError(e.offset, f"entry {i} ({key!r}): {e.reason}") from None
+            raise DecodeError(e.offset, f"entry {i} ({quoted(key)}): {e.reason}") from None
         if strict and value_end != pos + vlen:
-            raise DecodeError(value_end, f"entry {i} ({key!r}): {pos + vlen - value_end} byte(s) after the value "
+            raise DecodeError(value_end, f"entry {i} ({quoted(key)}): {pos + vlen - value_end} byte(s) after the value "
                                          f"inside its {vlen}-byte field (strict)")
         settings.pop(key, None)  # a repeated key: the last value, in the last place
         settings[key] = value
@@ -242,7 +242,7 @@ def write_ecfg(
         try:
             blob = encoder.encode(value)
         except EncodeError as e:
-            raise EncodeError(e.reason, f"[{key!r}]{e.path}") from None
+            raise EncodeError(e.reason, f"[{quoted(key)}]{e.path}") from None
         original = originals.get(key)
         if original is not None and decoder is not None and _unchanged(blob, original, decoder, encoder):
             blob = original

@@ -204,9 +204,11 @@ def peel(raw: bytes, *, password: str | None = None, key: bytes | None = None, c
     return out
 
 
-def read_bounded(file: FileLike, max_size: int = DEFAULT_MAX_FILE_SIZE) -> tuple[bytes, Path | None]:
+def read_bounded(file: FileLike, max_size: int = DEFAULT_MAX_FILE_SIZE, *,
+                 regular_only: bool = False) -> tuple[bytes, Path | None]:
     """A file's bytes (a path, bytes or a binary file object), and its path; one over ``max_size`` is
-    refused before it is read, and special files (FIFOs, devices) before they are opened."""
+    refused before it is read (a pipe is read up to ``max_size``), and with ``regular_only`` a special
+    file (a FIFO, a device: what a command would write back) before it is opened."""
     if isinstance(file, (bytes, bytearray, memoryview)):
         data = bytes(file)
         if len(data) > max_size:
@@ -215,7 +217,7 @@ def read_bounded(file: FileLike, max_size: int = DEFAULT_MAX_FILE_SIZE) -> tuple
     if isinstance(file, (str, os.PathLike)):
         path = Path(file)
         mode = path.stat().st_mode
-        if not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode) or (regular_only and not stat.S_ISREG(mode)):
             raise OSError(21 if stat.S_ISDIR(mode) else 22, "not a regular file; refusing to read it", str(path))
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size

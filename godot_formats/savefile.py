@@ -106,9 +106,8 @@ class SaveFile:
                    encryption=peeled.infos.get("encryption"), compression=peeled.infos.get("compression"),
                    settings_info=reading.settings_info, allow_objects=allow_objects or reading.container ==
                    "project_settings", path=path, damage=reading.damage, lost=list(reading.lost), why=reading.why,
-                   also=list(reading.also),
-                   raw=peeled.raw, plaintext=peeled.data, spans=reading.spans, ends=reading.ends, inner=reading.inner, key=peeled.key,
-                   trailing=peeled.trailing)
+                   also=list(reading.also), raw=peeled.raw, plaintext=peeled.data, spans=reading.spans,
+                   ends=reading.ends, inner=reading.inner, key=peeled.key, trailing=peeled.trailing)
 
     def _record_list(self) -> list[Record]:
         """Each record's place and bytes (made from the reading's spans the first time they are needed)."""

@@ -621,3 +621,14 @@ func _ready() -> void:
     out = oracles.godot4_run(script)
     got = [line[4:] for line in out.splitlines() if line.startswith("@@")]
     assert got == RECORDS["g4_enc_pass_hunter2"]["value_hex"], out
+
+
+def test_an_editor_that_saves_bytes_that_are_not_utf8_is_one_line(tmp_path: Path) -> None:
+    save = fixture_file(tmp_path, "g4_frame_slack")
+    before = save.read_bytes()
+    ed = editor(tmp_path, """
+        p.write_bytes(text.encode() + b"\\xff\\xfe")
+        """)
+    status, _, err = main("edit", save, env={"EDITOR": ed})
+    assert status == 1 and "not UTF-8" in err and "internal error" not in err
+    assert save.read_bytes() == before and [p.name for p in tmp_path.iterdir() if ".bak" in p.name] == []

@@ -536,3 +536,46 @@ def test_write_gcpf_layout_and_empty_last_block() -> None:
         cz.GcpfInfo(block_size=0)
     with pytest.raises(ValueError):
         cz.GcpfInfo(magic=b"GDEC")
+
+
+def test_many_small_zstd_frames_cost_what_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each frame is given at most about twice its own size (issue 26: the whole rest of the block
+    went to the decompressor for every frame, and came back as unused_data: quadratic)."""
+    zstandard = pytest.importorskip("zstandard")
+    from godot_formats import compression
+
+    fed: list[int] = []
+
+    class CountingObj:
+        def __init__(self, obj: Any) -> None:
+            self.obj = obj
+
+        def decompress(self, chunk: bytes) -> bytes:
+            fed.append(len(chunk))
+            return self.obj.decompress(chunk)  # type: ignore[no-any-return]
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.obj, name)
+
+    class CountingDctx:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.dctx = zstandard.ZstdDecompressor(*args, **kwargs)
+
+        def decompressobj(self) -> CountingObj:
+            return CountingObj(self.dctx.decompressobj())
+
+    class Proxy:
+        def __getattr__(self, name: str) -> Any:
+            return CountingDctx if name == "ZstdDecompressor" else getattr(zstandard, name)
+
+    monkeypatch.setattr(compression, "_module", lambda *args, **kwargs: Proxy())
+    empty = zstandard.ZstdCompressor(write_content_size=True).compress(b"")
+    for frames in (1000, 4000):
+        fed.clear()
+        assert compression.decompress(empty * frames, compression.ZSTD, size=0) == b""
+        assert len(fed) == frames and sum(fed) <= 2 * 64 * frames  # linear: no slice holds the rest of the block
+    payload = bytes(range(256)) * 4000
+    one = zstandard.ZstdCompressor(write_content_size=True).compress(payload)
+    fed.clear()
+    assert compression.decompress(one * 3, compression.ZSTD, size=3 * len(payload)) == payload * 3
+    assert sum(fed) <= 3 * 2 * len(one) + 3 * 64

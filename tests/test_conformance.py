@@ -325,3 +325,68 @@ def test_documented_parametrize_recipe(tmp_path: Path) -> None:
     assert "FAIL godot4 encode:float_0 (type 3 float)" in result.stdout
     assert "expected: 03000000 00000000" in result.stdout
 
+
+
+# -- hostile adapters (issue 26) -------------------------------------------------------------------------
+
+
+def test_an_answer_nested_too_deep_fails_its_case_and_the_run_goes_on(capsys: pytest.CaptureFixture[str],
+                                                                       tmp_path: Path) -> None:
+    command = python_adapter(tmp_path, """
+        import json, sys
+        for line in sys.stdin:
+            print("[" * 100000, flush=True)
+    """)
+    status, out, err = run_cli(capsys, *ONE_RESTART, "--json", "-d", "godot3", "--", *command)
+    assert status == 1 and "internal error" not in out + err and "Traceback" not in out + err
+    report = json.loads(out)
+    assert report["failures"] and all(f["reason"].startswith("not a JSON line") for f in report["failures"][:3])
+    assert report["adapter"]["starts"] == 1  # a bad answer fails its case; the adapter is not restarted
+
+
+def test_large_answers_are_read_in_chunks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Correct answers padded with 4 MB of spaces each (valid JSON) all arrive within the time limit
+    (read a byte per system call, 1.7 MiB/s, each took over 2 s)."""
+    command = python_adapter(tmp_path, """
+        import json, sys
+        import godot_formats as gf
+        for line in sys.stdin:
+            request = json.loads(line)
+            objects = request.get("objects", False)
+            try:
+                value = gf.loads(bytes.fromhex(request["hex"]), request["dialect"], allow_objects=objects)
+                reply = {"id": request["id"], "hex": gf.dumps(value, request["dialect"], full_objects=objects).hex()}
+            except gf.GodotFormatsError as e:
+                reply = {"id": request["id"], "error": str(e)}
+            sys.stdout.write(json.dumps(reply)[:-1] + " " * 4_000_000 + "}\\n")
+            sys.stdout.flush()
+    """)
+    status, out, err = run_cli(capsys, "--timeout", "2", "--json", "-d", "godot3", "--", *command)
+    report = json.loads(out)
+    assert status == 0 and report["ok"], [f["reason"] for f in report["failures"]][:3]
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="no process groups here")
+def test_the_adapters_children_end_with_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    command = python_adapter(tmp_path, f"""
+        import subprocess, sys
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        for line in sys.stdin:
+            print("garbage", flush=True)
+    """)
+    run_cli(capsys, *ONE_RESTART, "-d", "godot3", "--", *command)
+    pid = int(pid_file.read_text())
+    import time
+    for _ in range(50):  # the kill is asynchronous; the child is reaped by init
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split()[2] == "Z":
+                break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the adapter's child {pid} outlived the run")

@@ -197,3 +197,56 @@ def test_godot4_fixtures_regenerate_byte_identically() -> None:
         (FIXTURES / "godot4" / "typed_array_elements.jsonl").read_bytes()
     assert regenerate("godot4", "encode", "fixtures/godot4/stream_catalog.json", "--keep-case-fields",
                       "--style", "spaced") == (FIXTURES / "godot4" / "stream.jsonl").read_bytes()
+
+
+# -- the engine never runs a file's code unless told to (issue 26) ------------------------------
+
+
+def _script_object(engine: str, marker: Path) -> bytes:
+    """A full Object carrying code that touches ``marker``: Godot 3 embeds the GDScript and its
+    source; Godot 4 names the script by path."""
+    from godot_formats.types import Object
+    if engine == "godot3":
+        code = f"extends Reference\nfunc _init():\n\tOS.execute('touch', ['{marker}'], true)\n"
+        return gf.dumps(Object("Reference", {"script": Object("GDScript", {"script/source": code})}), "godot3",
+                        full_objects=True)
+    return gf.dumps(Object("RefCounted", {"script": "res://evil.gd"}), "godot4", full_objects=True)
+
+
+@pytest.mark.parametrize("engine", ["godot3", "godot4"])
+def test_decode_refuses_bytes_that_carry_code(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              engine: str) -> None:
+    """Refused before any engine is asked (so this runs without one), naming where the code is."""
+    marker = tmp_path / "ran"
+    blob = tmp_path / "evil.bin"
+    blob.write_bytes(_script_object(engine, marker))
+    code, out, err = run_cli(capsys, "engine", "decode", str(blob), "--engine", engine, "--allow-objects")
+    assert code == 1 and out == "" and "carry code" in err and "<value>.script" in err
+    assert not marker.exists()
+    # Nested anywhere: inside an Array inside a Dictionary.
+    from godot_formats.types import Object
+    inner = Object("Node", {"name": "n", "script": Object("GDScript", {"script/source": "extends Node"})})
+    hexes = gf.dumps({"save": [1, inner]}, "godot3", full_objects=True).hex()
+    code, _, err = run_cli(capsys, "engine", "decode", "--hex", hexes, "--engine", "godot3", "--allow-objects")
+    assert code == 1 and "<value>['save'][1].script" in err
+    # Bytes our reader cannot read are not vouched for either.
+    code, _, err = run_cli(capsys, "engine", "decode", "--hex", "11000000ffffff7f", "--engine", engine,
+                           "--allow-objects")
+    assert code == 1 and "cannot tell whether they carry code" in err
+    help_text = subprocess.run([sys.executable, "-m", "godot_formats", "engine", "decode", "--help"],
+                               capture_output=True, text=True, timeout=60).stdout
+    assert "--run-embedded-code" in help_text and "RUNS" in help_text
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(G3 is not None, reason=str(G3))
+def test_the_code_is_real_and_runs_only_when_told(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The refused Godot 3 bytes do run their code in the real Godot 3.2.3 when passed on on purpose:
+    the refusal guards a real hole."""
+    marker = tmp_path / "ran"
+    blob = tmp_path / "evil.bin"
+    blob.write_bytes(_script_object("godot3", marker))
+    code, _, _ = run_cli(capsys, "engine", "decode", str(blob), "--engine", "godot3", "--allow-objects")
+    assert code == 1 and not marker.exists()
+    run_cli(capsys, "engine", "decode", str(blob), "--engine", "godot3", "--allow-objects", "--run-embedded-code")
+    assert marker.exists()

@@ -392,3 +392,13 @@ def test_strict_reading_tells_the_godot2_dialect_apart(dialect: str, record: dic
         with pytest.raises(gf.DecodeError, match="after the value"):  # ... which strict reading refuses
             read_ecfg(data, other, strict=True)
     assert read_ecfg(data, "godot2", strict=True)[1] == read_ecfg(data, "godot2")[1]
+
+
+def test_an_error_quotes_a_bounded_prefix_of_a_huge_key() -> None:
+    """Issue 26: a 4 MB key made a 16.8 MB error message."""
+    key = "k" * 4_000_000
+    data = b"ECFG" + struct.pack("<I", 1) + struct.pack("<I", len(key)) + key.encode() + struct.pack("<I", 100) + \
+        b"\x02\0\0\0"
+    with pytest.raises(gf.DecodeError) as info:
+        gf.open(data)
+    assert len(str(info.value)) < 400 and "(4000000 characters)" in str(info.value)

@@ -29,6 +29,10 @@ HEADER_KEY = "godot_formats_save"
 
 
 
+class FileChangedError(GodotFormatsError):
+    """The file changed between reading it and writing it back: nothing was written."""
+
+
 class DetailedError(GodotFormatsError):
     """An error of one line followed by indented lines of detail (the readings of an ambiguous file)."""
 
@@ -348,44 +352,52 @@ def write_output(data: bytes, out: str | None, overwrite: bool, *, hex_out: bool
 
 def backup(path: Path, data: bytes) -> Path:
     """Keep ``data`` (the file before a change) as ``FILE.bak``, or ``FILE.bak.1``, ``.2`` ... when
-    that exists: an existing backup is never replaced."""
+    that exists: an existing backup is never replaced, and a backup is whole or absent (written
+    under a temporary name, then linked into place: a kill never leaves half of one)."""
+    from ..files import create_atomic
+
     candidates = [path.with_name(path.name + ".bak")] + [path.with_name(f"{path.name}.bak.{i}")
                                                           for i in range(1, 1000)]
+    mode = path.stat().st_mode & 0o7777
     for candidate in candidates:
-        try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
+        if candidate.exists() or candidate.is_symlink():
             continue
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(candidate, path.stat().st_mode & 0o7777)
-        except BaseException:
-            candidate.unlink()
-            raise
+            create_atomic(candidate, data, mode)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise OSError(e.errno, f"cannot write the backup: {e.strerror}", str(candidate)) from None
         return candidate
     raise GodotFormatsError(f"{path}.bak and {path}.bak.1 to .999 all exist; remove some backups first")
 
 
 def write_back(path: Path, original: bytes, data: bytes) -> Path:
-    """Replace ``path`` (which held ``original``) by ``data``: a backup first, then atomically."""
-    from ..files import write_atomic
+    """Replace ``path`` (which held ``original``) by ``data``: under a lock, only if the file is still
+    what was read (else nothing is written), the version replaced kept as a backup, then atomically."""
+    from ..files import locked, write_atomic
+    from ..reading import read_bounded
 
-    if path.read_bytes() != original:
-        raise GodotFormatsError(f"{path} changed on disk since it was read; nothing written")
-    kept = backup(path, original)
-    write_atomic(path, data)
+    with locked(path):
+        current, _ = read_bounded(path)
+        if current != original:
+            raise FileChangedError(f"{path} changed on disk since it was read; nothing written")
+        kept = backup(path, current)
+        try:
+            write_atomic(path, data)
+        except OSError as e:
+            raise OSError(e.errno, f"cannot write {path}: {e.strerror}", str(path)) from None
     return kept
 
 
 def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
     """The file, its bytes and the save file, for a command that writes it back."""
+    from ..reading import read_bounded
+
     if args.file == "-":
         raise GodotFormatsError("needs a file to write back, not standard input")
     path = Path(args.file)
-    data = path.read_bytes()
+    data, _ = read_bounded(path, regular_only=True)  # a FIFO or a device is refused before it is opened
     try:
         sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect)
     except AmbiguousDialectError as e:

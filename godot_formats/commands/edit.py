@@ -174,7 +174,12 @@ def run(args: argparse.Namespace) -> int:
             status = subprocess.run([*argv, str(work)]).returncode
             if status != 0:
                 raise GodotFormatsError(f"the editor exited with status {status}; {path} not written")
-            edited = work.read_text(encoding="utf-8")
+            raw = work.read_bytes()
+            try:
+                edited = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise GodotFormatsError(f"the editor saved bytes that are not UTF-8 (at byte {e.start} of the text: "
+                                        f"{raw[e.start:e.start + 4].hex()}); {path} not written") from None
             if edited == given or edited == buffer and buffer != given:
                 if buffer != given:
                     raise GodotFormatsError(f"the text is still not valid; {path} not written")

