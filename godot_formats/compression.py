@@ -91,6 +91,10 @@ _Compress = Callable[[bytes, Optional[int], int, Optional[int]], bytes]
 _Decompress = Callable[[bytes, int], bytes]
 
 
+class SizeLimitError(DecodeError):
+    """The data would decompress to more than the limit it was read with: nothing was allocated for it."""
+
+
 def _module(name: str, mode: str, reading: bool) -> Any:
     """Import an optional package, or say which one is missing and why."""
     try:
@@ -355,7 +359,7 @@ def decompress(data: bytes, mode: int, size: int | None = None, *, max_size: int
         raise ValueError("max_size must not be negative")
     out = row.decompress(data, max_size)
     if len(out) > max_size:  # FastLZ's 16-byte padding
-        raise DecodeError(len(data), f"{row.name} stream decompresses to {len(out)} bytes, more than {max_size}")
+        raise SizeLimitError(len(data), f"{row.name} stream decompresses to {len(out)} bytes, more than {max_size}")
     return out
 
 
@@ -436,7 +440,7 @@ def read_gcpf_prefix(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[
     if block_size == 0:
         raise DecodeError(8, "block size 0")
     if total > max_size:
-        raise DecodeError(12, f"uncompressed size {total} is over max_size={max_size}")
+        raise SizeLimitError(12, f"uncompressed size {total} is over max_size={max_size}")
     count = total // block_size + 1
     table = _HEADER.size
     first = table + 4 * count

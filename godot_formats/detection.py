@@ -39,7 +39,8 @@ from .errors import DecodeError, GodotFormatsError
 from .framing import PREFIX_SIZE, join_frames, scan_frames, split_frames
 from .keys import same_value
 
-__all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "PRIOR", "UNLISTED_ENGINES",
+__all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "engine_order",
+           "UNLISTED_ENGINES",
            "Layout", "Attempt", "LOST", "read_layout", "readings", "rank", "engine_dialects", "mostly_unread",
            "writes_as", "reproduced"]
 
@@ -48,20 +49,16 @@ __all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_stor
 UNLISTED_ENGINES = ("godot2",)
 
 
-def _engine_order() -> dict[str, float]:
-    """Order among candidates that fit equally well, and each dialect's weight when it is only
-    *as* good as a more common sibling (a 4.3 blob is also a valid 4.4 blob, but the
-    distinguishing feature of 3.0.x or of a double build must be seen to be believed): the
-    dialects' own ``prior`` and ``sibling``, so a new dialect is one ``register`` call."""
+def engine_order() -> dict[str, float]:
+    """The listed engine dialects, best first, with their weights: order among candidates that fit
+    equally well, and each dialect's weight when it is only *as* good as a more common sibling (a 4.3
+    blob is also a valid 4.4 blob, but the distinguishing feature of 3.0.x or of a double build must
+    be seen to be believed).  Made from the registered dialects' ``prior`` and ``sibling`` each time,
+    so a new dialect is one ``register`` call."""
     engines = [d for d in map(get_dialect, dialect_names()) if d.engine]
     engines.sort(key=lambda d: (-d.prior, -d.major, d.name))
     return {d.name: d.prior for d in engines}
 
-
-#: The listed engine dialects, best first, with their weights (derived from the registered dialects).
-PRIOR: dict[str, float] = _engine_order()
-#: The more common dialect each one is indistinguishable from when its marker is absent.
-SIBLING_OF = {name: sibling for name in PRIOR if (sibling := get_dialect(name).sibling) is not None}
 
 SCORE_REPRODUCES = 1.0   # decodes completely and re-encodes to the same bytes
 SCORE_COMPLETE = 0.6     # decodes completely, but this version would write other bytes
@@ -369,7 +366,7 @@ def _same_values(a: _Trial, b: _Trial) -> bool:
 def engine_dialects(include_documented: bool = False) -> list[Dialect]:
     """The dialects detection tries, in order: the listed engines best first (each after the sibling
     it is measured against), the documented ones if asked, then the unlisted engines (Godot 2)."""
-    dialects = [get_dialect(n) for n in PRIOR]
+    dialects = [get_dialect(n) for n in engine_order()]
     if include_documented:
         dialects += [d for d in map(get_dialect, dialect_names()) if not d.engine]
     return dialects + [d for d in map(get_dialect, UNLISTED_ENGINES) if d not in dialects]
@@ -475,7 +472,7 @@ def _ambiguity_note(trial: _Trial, others: list[_Trial]) -> str:
 def _rank(trials: list[_Trial], records: int | None) -> list[tuple[Candidate, Attempt]]:
     by_key = {(tr.dialect.name, tr.framed): tr for tr in trials}
     weighted = [(tr, *_weight(tr, by_key)) for tr in trials]
-    order = [*PRIOR, *UNLISTED_ENGINES]
+    order = [*engine_order(), *UNLISTED_ENGINES]
 
     def sort_key(item: _Weighted) -> tuple[float, bool, int, str]:
         tr, score, _ = item

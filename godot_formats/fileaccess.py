@@ -24,7 +24,7 @@ from . import compression as _compression
 from .encryption import KEY_SIZE, GdecInfo, InvalidKeyError, read_gdec, write_gdec
 from .files import write_atomic
 from .primitives import Buffer, ByteCursor, DialectLike, NonAscii, OnEof
-from .savefile import DEFAULT_MAX_FILE_SIZE
+from .reading import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_RATIO
 from .types import PackedStringArray
 
 __all__ = ["FileAccess", "ModeFlags"]
@@ -94,6 +94,7 @@ class FileAccess(ByteCursor):
         on_eof: OnEof = "raise",
         non_ascii: NonAscii = "warn",
         max_size: int = DEFAULT_MAX_FILE_SIZE,
+        max_ratio: int = DEFAULT_MAX_RATIO,
     ) -> FileAccess:
         """Open a file (a path, or a binary file object) for reading (``"r"``) or writing (``"w"``).
 
@@ -109,7 +110,8 @@ class FileAccess(ByteCursor):
         :class:`~godot_formats.compression.GcpfInfo`; reading uses the file's own mode, as the
         engine does.  An engine opens a file encrypted or compressed, never both, and so
         does this.  A file (or its plaintext) over ``max_size`` bytes is refused before it is
-        read whole.  ``"w"`` writes nothing until :meth:`close` (or the end of a ``with``
+        read whole, and a compressed one that would decompress to more than ``max_ratio`` times its
+        size (as :func:`godot_formats.open` does).  ``"w"`` writes nothing until :meth:`close` (or the end of a ``with``
         block without an exception); then it replaces the file atomically.
         """
         if mode not in ("r", "w"):
@@ -128,8 +130,8 @@ class FileAccess(ByteCursor):
                 enc = GdecInfo.for_version(3 if d.major < 4 else 4)
             return cls(file, mode, b"", big_endian=big_endian, dialect=d, key=raw_key, encryption=enc,
                        compression=gcpf, on_eof=on_eof, non_ascii=non_ascii)
-        from .reading import LAYER_BY_NAME, read_bounded
-        raw, _ = read_bounded(file, max_size)  # the same size-bounded read as gf.open's
+        from .reading import LAYER_BY_NAME, read_bounded, read_layer
+        raw, _ = read_bounded(file, max_size)  # the same size-bounded read as gf.open's, the same budgets
         enc = None
         layer = LAYER_BY_NAME["encryption"] if raw_key is not None else \
             LAYER_BY_NAME["compression"] if gcpf is not None else None
@@ -137,7 +139,7 @@ class FileAccess(ByteCursor):
             if raw_key is not None and bytes(raw[:4]) not in layer.magics:
                 raw, enc = read_gdec(raw, key=raw_key, max_size=max_size)  # its own error for a wrong magic
             else:
-                raw, info, _ = layer.read(raw, raw_key, max_size)
+                raw, info, _ = read_layer(layer, raw, raw_key, max_size, max_ratio)
                 enc, gcpf = (info, None) if raw_key is not None else (None, info)
         return cls(file, mode, raw, big_endian=big_endian, dialect=d, key=raw_key, encryption=enc,
                    compression=gcpf, on_eof=on_eof, non_ascii=non_ascii)

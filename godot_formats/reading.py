@@ -52,12 +52,19 @@ from .framing import MAX_FRAME_LENGTH, PREFIX_SIZE, FramingError, scan_frames
 from .keys import same_value
 
 __all__ = ["Layer", "LAYERS", "BareStream", "Reading", "read", "read_peeled", "read_value", "read_bounded", "peel",
-           "Peeled", "config_text",
+           "Peeled", "config_text", "inflate_budget", "read_layer", "DEFAULT_MAX_RATIO", "RATIO_FLOOR",
            "DEFAULT_MAX_FILE_SIZE", "FRAMINGS"]
 
 #: The largest file, and the largest plaintext after decryption and decompression, read unless
 #: the caller says otherwise: decompression bombs stop here.
 DEFAULT_MAX_FILE_SIZE = 1 << 30
+
+#: A compressed layer may hold at most this many bytes per byte of the file (with a floor of
+#: :data:`RATIO_FLOOR`), unless the caller says otherwise: what a file may make us allocate is
+#: proportional to the bytes it has, whatever its headers declare.  Real saves compress 2-20x;
+#: ``max_ratio=0`` lifts the budget (``max_size`` still holds).
+DEFAULT_MAX_RATIO = 100
+RATIO_FLOOR = 1 << 20
 
 #: ``framing=``: ``store_var`` records, one bare ``var_to_bytes`` value (``none``), or decided here.
 FRAMINGS = ("auto", "none", "store_var")
@@ -175,20 +182,29 @@ def _key(password: str | None, key: bytes | None) -> bytes | None:
     return key_from_password(password)
 
 
+def inflate_budget(size: int, max_size: int, max_ratio: int) -> int:
+    """The most bytes a layer of a ``size``-byte file may decompress to (see :data:`DEFAULT_MAX_RATIO`)."""
+    return min(max_size, max(RATIO_FLOOR, size * max_ratio)) if max_ratio else max_size
+
+
 def peel(raw: bytes, *, password: str | None = None, key: bytes | None = None, compressed: str | int | None = None,
-         max_size: int = DEFAULT_MAX_FILE_SIZE) -> Peeled:
+         max_size: int = DEFAULT_MAX_FILE_SIZE, max_ratio: int = DEFAULT_MAX_RATIO) -> Peeled:
     """Take every layer of :data:`LAYERS` off ``raw``, outside in, each at most once.
 
     ``compressed`` names the mode of a bare ``PackedByteArray.compress`` stream, which has no
     header to know it by.  Bytes after a layer's end are kept in ``trailing`` (the engine
-    never reads them; a writer puts them back).
+    never reads them; a writer puts them back).  A layer decompresses to at most
+    :func:`inflate_budget` bytes (``max_ratio`` times the file's size, ``max_size`` at most).
     """
+    from .compression import SizeLimitError
+
     out = Peeled(raw, raw, key=_key(password, key))
+    budget = inflate_budget(len(raw), max_size, max_ratio)
     for layer in LAYERS:
         if bytes(out.data[:4]) not in layer.magics:
             continue
         try:
-            inner, info, end = layer.read(out.data, out.key, max_size)
+            inner, info, end = read_layer(layer, out.data, out.key, max_size, max_ratio, size=len(raw))
         except DecodeError as e:
             e.where = out.offsets  # in the bytes this layer was read from
             raise
@@ -199,9 +215,37 @@ def peel(raw: bytes, *, password: str | None = None, key: bytes | None = None, c
     if not out.infos and compressed is not None:
         from .compression import decompress
         mode = _mode_id(compressed)
-        out.data = decompress(raw, mode, max_size=max_size)
+        try:
+            out.data = decompress(raw, mode, max_size=budget)
+        except SizeLimitError as e:
+            raise _over_budget(e, len(raw), budget, max_size, max_ratio) from None
         out.infos["compression"] = BareStream(mode)
     return out
+
+
+def read_layer(layer: Layer, data: bytes, key: bytes | None, max_size: int, max_ratio: int = DEFAULT_MAX_RATIO, *,
+               size: int | None = None) -> tuple[bytes, Any, int]:
+    """``layer.read`` within the budget of a file of ``size`` bytes (``len(data)`` by default):
+    shared by :func:`peel` and ``FileAccess.open``, so both refuse the same bombs in the same words."""
+    from .compression import SizeLimitError
+
+    file_size = len(data) if size is None else size
+    budget = inflate_budget(file_size, max_size, max_ratio)
+    try:
+        return layer.read(data, key, budget)
+    except SizeLimitError as e:
+        raise _over_budget(e, file_size, budget, max_size, max_ratio) from None
+
+
+def _over_budget(e: DecodeError, size: int, budget: int, max_size: int, max_ratio: int) -> DecodeError:
+    """A layer over its budget, in words that say which limit it is and how to lift it."""
+    if budget < max_size:
+        how = (f"more than {budget} bytes, the budget for a file of {size} bytes (max_ratio={max_ratio} times its "
+               f"size, at least {RATIO_FLOOR}): a decompression bomb, or a save that compresses unusually well "
+               f"(max_ratio= lifts it)")
+    else:
+        how = f"more than max_size={max_size} bytes"
+    return DecodeError(e.offset, f"{e.reason}: the layer would decompress to {how}")
 
 
 def read_bounded(file: FileLike, max_size: int = DEFAULT_MAX_FILE_SIZE, *,
@@ -349,7 +393,7 @@ class _Ask:
 def read(file: FileLike, *, password: str | None = None, key: bytes | None = None,
          dialect: str | Dialect | None = None, framing: str = "auto", allow_objects: bool = False,
          max_size: int = DEFAULT_MAX_FILE_SIZE, salvage: bool = False,
-         compressed: str | int | None = None) -> Reading:
+         compressed: str | int | None = None, max_ratio: int = DEFAULT_MAX_RATIO) -> Reading:
     """Read a file of any engine version and layer once; see the module docstring.
 
     Raises :class:`~godot_formats.errors.AmbiguousDialectError` when readings disagree,
@@ -359,7 +403,7 @@ def read(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     :class:`~godot_formats.errors.DecodeError` for a bad layer.
     """
     raw, _ = read_bounded(file, max_size)
-    peeled = peel(raw, password=password, key=key, compressed=compressed, max_size=max_size)
+    peeled = peel(raw, password=password, key=key, compressed=compressed, max_size=max_size, max_ratio=max_ratio)
     return read_peeled(peeled, dialect=dialect, framing=framing, allow_objects=allow_objects, salvage=salvage,
                        max_size=max_size)
 

@@ -38,6 +38,7 @@ from .files import write_atomic
 from .framing import PREFIX_SIZE, FramingError, join_frames
 from .reading import (
     DEFAULT_MAX_FILE_SIZE,
+    DEFAULT_MAX_RATIO,
     LAYER_BY_NAME,
     LAYERS,
     BareStream,
@@ -393,7 +394,8 @@ def _record_path(i: int, n: int) -> str:
 def open(file: FileLike, *, password: str | None = None, key: bytes | None = None,
          dialect: str | Dialect | None = None, allow_objects: bool = False,
          max_size: int = DEFAULT_MAX_FILE_SIZE, salvage: bool = False,
-         compressed: str | int | None = None, framing: str = "auto") -> SaveFile:
+         compressed: str | int | None = None, framing: str = "auto",
+         max_ratio: int = DEFAULT_MAX_RATIO) -> SaveFile:
     """Open a save file of any engine version and layer; see the module docstring.
 
     ``password`` or ``key`` (32 bytes) opens an encrypted file.  ``dialect`` skips
@@ -403,14 +405,16 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     ``get_var`` reads them (None for a bad record, listed in ``lost``), and records what
     ended it in ``damage``, instead of raising.  ``compressed`` names the mode
     (``"deflate"``, ``2`` ...) of a bare ``PackedByteArray.compress`` stream, which has
-    no header to recognise it by.  ``framing`` (``auto``, ``none``, ``store_var``) says
+    no header to recognise it by.  A compressed layer may decompress to ``max_ratio`` times the
+    file's size (1 MiB at least; ``max_ratio=0``: up to ``max_size``), so a decompression bomb
+    stops with an error naming the budget.  ``framing`` (``auto``, ``none``, ``store_var``) says
     whether the file holds ``store_var`` records.  The file is read once
     (:func:`godot_formats.reading.read`); every failure is a
     :class:`~godot_formats.DecodeError` naming the offset (in the file, or in the
     decrypted/decompressed data, as the message says).
     """
     raw, path = read_bounded(file, max_size)
-    peeled = peel(raw, password=password, key=key, compressed=compressed, max_size=max_size)
+    peeled = peel(raw, password=password, key=key, compressed=compressed, max_size=max_size, max_ratio=max_ratio)
     reading = read_peeled(peeled, dialect=dialect, framing=framing, allow_objects=allow_objects, salvage=salvage,
                           max_size=max_size)
     return SaveFile.from_reading(reading, path=path, allow_objects=allow_objects)

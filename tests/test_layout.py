@@ -78,7 +78,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("version", "switches", "errors", "keys", "types", "registry", "wire", "dialects", "codec", "accel",
               "_cdecode", "_cencode")),
     ("formats and views", ("framing", "files", "fastlz", "compression", "encryption", "base64form", "primitives",
-                           "streampeer", "stream", "project_settings", "text", "jsonform", "explain")),
+                           "streampeer", "stream", "project_settings", "text", "jsonform", "explain", "safety")),
     ("detection", ("detection",)),
     ("reading", ("reading",)),
     ("conversion and calls", ("conversion", "api")),

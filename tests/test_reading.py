@@ -8,6 +8,7 @@ what the same engine's ``get_var`` read back from each.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -286,12 +287,16 @@ def test_open_decodes_each_record_once(dialect: str, monkeypatch: pytest.MonkeyP
 
 
 def test_detection_lists_come_from_the_dialects() -> None:
-    """PRIOR and the order detection tries are the registered engine dialects', not hand-kept lists."""
-    from godot_formats.detection import PRIOR, engine_dialects
+    """The order detection tries and its weights are the registered engine dialects', not hand-kept lists."""
+    from godot_formats.detection import engine_dialects, engine_order
     engines = {name for name in gf.dialect_names() if gf.get_dialect(name).engine}
-    assert set(PRIOR) == engines
+    order = engine_order()
+    assert set(order) == engines
     assert {d.name for d in engine_dialects()} == engines | {"godot2"}
-    assert all(PRIOR[name] == gf.get_dialect(name).prior for name in PRIOR)
+    assert all(order[name] == gf.get_dialect(name).prior for name in order)
+    # a sibling comes after the dialect it is measured against
+    names = list(order)
+    assert all(names.index(gf.get_dialect(n).sibling) < names.index(n) for n in names if gf.get_dialect(n).sibling)
 
 
 def test_ambiguity_is_one_typed_error() -> None:
@@ -310,3 +315,41 @@ def test_the_json_of_detect_names_the_damage(tmp_path: Path) -> None:
     report = json.loads(p.stdout)
     assert p.returncode == 1 and report["verdict"].startswith("damaged: at byte")
     assert "record 2 of 4" in report["verdict"]
+
+
+# -- decompression bombs (issue 26): a budget proportional to the file -----------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["fastlz", "deflate", "zstd", "gzip", "brotli"])
+def test_a_compressed_layer_gets_a_budget_relative_to_the_file(mode: str, tracemalloc_peak: Any = None) -> None:
+    import tracemalloc
+
+    from godot_formats.compression import MODES, GcpfInfo, write_gcpf
+    from godot_formats.reading import RATIO_FLOOR
+
+    mode_id = next(m.id for m in MODES if m.name.lower() == mode)
+    plaintext = bytes(8 << 20)  # 8 MiB of zeros: far over 100 times the compressed file
+    bomb = write_gcpf(plaintext, GcpfInfo(mode=mode_id, block_size=1 << 20), allow_brotli_write=True)
+    assert len(bomb) * 100 < len(plaintext)
+    tracemalloc.start()
+    try:
+        with pytest.raises(gf.DecodeError, match="max_ratio=100") as info:
+            gf.open(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * RATIO_FLOOR + 20 * len(bomb), peak  # nothing near the declared size was allocated
+    assert "decompression bomb" in str(info.value)
+    with pytest.raises(gf.DecodeError, match="max_ratio=100"):
+        gf.FileAccess.open(io.BytesIO(bomb), "r", compression=mode_id)
+    # Lifted on request: then the bytes inside are read (and are no Variants).
+    with pytest.raises(gf.DecodeError) as lifted:
+        gf.open(bomb, max_ratio=0)
+    assert "max_ratio" not in str(lifted.value)
+
+
+def test_real_saves_are_far_under_the_budget() -> None:
+    for name, case in CONTAINERS.items():
+        if case["container"] == "compressed" and case.get("values"):
+            data = bytes.fromhex(case["file_hex"])
+            assert gf.open(data).values is not None, name
