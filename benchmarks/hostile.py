@@ -94,6 +94,30 @@ def empty_dictionaries(n: int) -> bytes:
     return u(28) + u(n // 8) + (u(27) + u(0)) * (n // 8)
 
 
+def tiny_records(n: int) -> bytes:
+    """A store_var file of Nils: a record every 8 bytes (issue 26: 3-6 us and 81 B per byte to open)."""
+    return (u(4) + u(0)) * (n // 8)
+
+
+def empty_zstd_frames(n: int) -> bytes:
+    """An open_compressed Zstd file whose one block is empty Zstd frames back to back (quadratic before)."""
+    from godot_formats.compression import ZSTD
+    frame = bytes.fromhex("28b52ffd2000010000")  # an empty frame with its content size
+    block = frame * max(1, (n - 24) // len(frame))
+    return b"GCPF" + u(ZSTD) + u(4096) + u(0) + u(len(block)) + block + b"GCPF"
+
+
+def fastlz_bomb(n: int) -> bytes:
+    """An open_compressed FastLZ file that declares 4 KiB blocks of zeros, as many as its bytes allow."""
+    from godot_formats.compression import FASTLZ, compress
+    block = compress(bytes(4096), FASTLZ)
+    count = max(1, (n - 20) // (len(block) + 4))
+    sizes = b"".join(u(len(block)) for _ in range(count + 1))
+    last = compress(b"", FASTLZ)
+    return b"GCPF" + u(FASTLZ) + u(4096) + u(4096 * count) + sizes[:-4] + u(len(last)) + block * count + last + \
+        b"GCPF"
+
+
 SHAPES: dict[str, Callable[[int], bytes]] = {
     "nested Dictionary keys": nested_keys,
     "Array keys of colliding floats": colliding_float_arrays,
@@ -103,6 +127,9 @@ SHAPES: dict[str, Callable[[int], bytes]] = {
     "1000-deep Arrays side by side": deep_arrays,
     "Nils": tiny_values,
     "empty Dictionaries": empty_dictionaries,
+    "store_var records of Nil": tiny_records,
+    "Zstd block of empty frames": empty_zstd_frames,
+    "FastLZ bomb (4 KiB of zeros per block)": fastlz_bomb,
 }
 
 
@@ -128,6 +155,7 @@ def operations(dialect: str) -> dict[str, Callable[[bytes], Any]]:
         "explain": explain,
         "convert to godot3": lambda data: gf.convert(data, dialect, "godot3", policy="lossy"),
         "detect": lambda data: gf.detect(data),
+        "open": lambda data: gf.open(data),
     }
 
 
@@ -159,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", action="store_true", help="one JSON object per measurement")
     ap.add_argument("--only", action="append", metavar="OPERATION",
                     help="measure only this operation (repeat for more): decode, encode, text, json, explain, "
-                         "'convert to godot3', detect")
+                         "'convert to godot3', detect, open")
     args = ap.parse_args(argv)
     small = 16_384 if args.quick else 32_768
     print(f"Python {sys.version.split()[0]}; sizes {small} and {8 * small} bytes; growth 8.0 is linear")

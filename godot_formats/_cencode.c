@@ -10,15 +10,19 @@
  *     with the reference, which returns the bytes or raises the precise error with the
  *     value's path.
  *
- * So every doubtful case here is a Fallback, never a guess.  The one exception is a
- * BaseException that is not an Exception (KeyboardInterrupt, SystemExit) raised by
- * the leaf callback: it is passed on, so that Ctrl-C is not swallowed and retried.
+ * So every doubtful case here is a Fallback, never a guess.  The exceptions: what the
+ * caller's own code raises in the leaf callback (and KeyboardInterrupt, SystemExit) is
+ * passed on once, not swallowed and retried; a value the reference's row writer refuses
+ * is a LeafError(value, error), for the Python side to name its path as the reference
+ * does, without encoding again; a size change is an EncodeError.
  *
  * Nested containers are walked with an explicit, heap-allocated stack of frames, never
  * with C recursion: a value nested 10^6 deep, or one that contains itself, ends in
  * Fallback at the depth limit.  Every container on the stack is held by a strong
  * reference, so Python code run by the leaf callback cannot free what is being walked;
- * a list or dict whose size changes under the walk is a Fallback.
+ * a list or dict whose size changes under the walk is an EncodeError, as in the reference.
+ * An exception the leaf callback raises that is not one the reference turns into an
+ * EncodeError with a path (the caller's own code raised it) goes through as it is, once.
  *
  * The wire is little-endian; every value is a u32 header and its payload, and every
  * field starts 4-aligned (strings are zero-padded).
@@ -67,6 +71,7 @@ typedef struct {
     char *end;       /* end of the capacity */
     char *base;      /* start of the current buffer */
     PyObject *heap;  /* the bytes object being filled; NULL while writing into `small` */
+    int passthrough; /* the exception set is the caller's own (a user callback's): never a Fallback */
     char small[SMALL_OUT];
 } Out;
 
@@ -75,6 +80,60 @@ static void out_init(Out *o)
     o->base = o->p = o->small;
     o->end = o->small + SMALL_OUT;
     o->heap = NULL;
+    o->passthrough = 0;
+}
+
+/* The exceptions the reference encoder turns into an EncodeError naming the value's path
+ * (godot_formats.codec.Encoder._write_all): when the leaf raises one of them, the reference
+ * encodes the value again to say where.  Looked up the first time they are needed. */
+static PyObject *ReferenceErrors; /* a tuple of classes */
+static PyObject *EncodeErrorType;
+static PyObject *LeafError; /* (value, error): the Python side names the value's path, as the reference does */
+
+static int load_reference_errors(void)
+{
+    PyObject *errors, *structmod, *structerror;
+
+    if (ReferenceErrors != NULL)
+        return 0;
+    errors = PyImport_ImportModule("godot_formats.errors");
+    if (errors == NULL)
+        return -1;
+    EncodeErrorType = PyObject_GetAttrString(errors, "EncodeError");
+    Py_DECREF(errors);
+    if (EncodeErrorType == NULL)
+        return -1;
+    structmod = PyImport_ImportModule("struct");
+    if (structmod == NULL)
+        return -1;
+    structerror = PyObject_GetAttrString(structmod, "error");
+    Py_DECREF(structmod);
+    if (structerror == NULL)
+        return -1;
+    /* the same list as codec._REFUSALS */
+    ReferenceErrors = PyTuple_Pack(6, EncodeErrorType, PyExc_TypeError, PyExc_AttributeError,
+                                   PyExc_OverflowError, structerror, PyExc_IndexError);
+    Py_DECREF(structerror);
+    return ReferenceErrors == NULL ? -1 : 0;
+}
+
+/* A container whose size changed while it was written (by Python code a callback ran): an
+ * EncodeError, as the reference raises it, never bytes that disagree with the count. */
+static int changed_size(PyObject *container, const char *what)
+{
+    PyObject *error, *args;
+
+    /* loaded by Writer_new; the same words as the reference's (codec._changed) */
+    error = PyObject_CallFunction(EncodeErrorType, "s", what);
+    if (error == NULL)
+        return -1;
+    args = PyTuple_Pack(2, container, error);
+    Py_DECREF(error);
+    if (args != NULL) {
+        PyErr_SetObject(LeafError, args); /* the Python side names the container's path */
+        Py_DECREF(args);
+    }
+    return -1;
 }
 
 static int fallback(const char *why)
@@ -309,15 +368,31 @@ static int write_leaf(Writer *w, Out *o, Stack *st, PyObject *v)
         return fallback("the writer has been cleared");
     Py_INCREF(v);
     b = PyObject_CallOneArg(w->leaf, v);
-    Py_DECREF(v);
     if (b == NULL) {
-        /* A container, a value the dialect cannot hold ...: the reference says which. */
-        if (PyErr_ExceptionMatches(PyExc_Exception)) {
-            PyErr_Clear();
-            return fallback("the leaf writer raised");
+        /* An error the reference reports with the value's path (a value the dialect cannot
+         * hold ...) goes up as LeafError(value, error), and the Python side names the path
+         * as the reference does, without encoding anything again (which would run the
+         * caller's code twice, and for code that encodes again, without end).  Anything else
+         * was raised by the caller's own code (an __index__, a str subclass's encode): it goes
+         * through as it is, once, as from the reference; so do KeyboardInterrupt and the like. */
+        o->passthrough = 1;
+        if (PyErr_ExceptionMatches(ReferenceErrors)) { /* loaded when the Writer was made */
+            PyObject *type, *val, *tb, *args;
+            PyErr_Fetch(&type, &val, &tb);
+            PyErr_NormalizeException(&type, &val, &tb);
+            args = PyTuple_Pack(2, v, val != NULL ? val : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(val);
+            Py_XDECREF(tb);
+            if (args != NULL) {
+                PyErr_SetObject(LeafError, args);
+                Py_DECREF(args);
+            }
         }
-        return -1; /* KeyboardInterrupt and the like go through */
+        Py_DECREF(v);
+        return -1;
     }
+    Py_DECREF(v);
     if (PyTuple_CheckExact(b) && PyTuple_GET_SIZE(b) == 2 && st != NULL &&
         PyBytes_CheckExact(PyTuple_GET_ITEM(b, 0)) && PyList_CheckExact(PyTuple_GET_ITEM(b, 1))) {
         PyObject *head = PyTuple_GET_ITEM(b, 0);
@@ -357,7 +432,7 @@ static int write_str(Writer *w, Out *o, PyObject *v)
     size_t padded;
 
     if (w->headers[H_STRING] < 0)
-        return fallback("the dialect has no String");
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
     if (PyUnicode_IS_COMPACT_ASCII(v)) {
         s = (const char *)PyUnicode_DATA(v);
         n = PyUnicode_GET_LENGTH(v);
@@ -372,7 +447,7 @@ static int write_str(Writer *w, Out *o, PyObject *v)
         }
     }
     if ((size_t)n > MAX_U32)
-        return fallback("string longer than a u32 length");
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
     padded = ((size_t)n + 3) & ~(size_t)3;
     if (RESERVE(o, 8 + padded) < 0)
         return -1;
@@ -392,11 +467,11 @@ static int write_int(Writer *w, Out *o, PyObject *v)
     int fits32;
 
     if (overflow)
-        return fallback("int beyond 64 bits");
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
     if (x == -1 && PyErr_Occurred())
         return -1;
     if (h < 0)
-        return fallback("the dialect has no int");
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
     fits32 = x >= INT32_MIN && x <= INT32_MAX;
     if (RESERVE(o, 12) < 0)
         return -1;
@@ -414,7 +489,7 @@ static int write_int(Writer *w, Out *o, PyObject *v)
         break;
     default: /* INT_I32 */
         if (!fits32)
-            return fallback("int beyond 32 bits in a 32-bit dialect");
+            return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
         goto narrow;
     }
     put_u64(o->p + 4, (uint64_t)x);
@@ -434,7 +509,7 @@ static int write_float(Writer *w, Out *o, PyObject *v)
     float f;
 
     if (h < 0)
-        return fallback("the dialect has no float");
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
     if (RESERVE(o, 12) < 0)
         return -1;
     switch (w->float_mode) {
@@ -448,7 +523,7 @@ static int write_float(Writer *w, Out *o, PyObject *v)
         break;
     case FLOAT_F32:
         if (!narrow_f32(d, &f))
-            return fallback("float beyond float32 (or NaN) in a 32-bit dialect");
+            return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
         goto narrow;
     default: /* FLOAT_F64 */
         put_u32(o->p, (uint32_t)h);
@@ -467,7 +542,7 @@ narrow:
 /* A vector-like math value: its header, then its tuple items as numbers of one kind.
  * Anything unexpected in the items (a non-float, an int out of range, NaN or an overflow
  * in float32) is left to the reference. */
-static int write_math(Out *o, const MathEntry *m, PyObject *v)
+static int write_math(Writer *w, Out *o, const MathEntry *m, PyObject *v)
 {
     Py_ssize_t hlen = PyBytes_GET_SIZE(m->header);
     Py_ssize_t i, n = m->count;
@@ -475,7 +550,7 @@ static int write_math(Out *o, const MathEntry *m, PyObject *v)
     char *p;
 
     if (PyTuple_GET_SIZE(v) != n)
-        return fallback("math value with the wrong number of components");
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
     if (RESERVE(o, (size_t)hlen + width * (size_t)n) < 0)
         return -1;
     p = o->p;
@@ -487,17 +562,17 @@ static int write_math(Out *o, const MathEntry *m, PyObject *v)
             int overflow;
             long long x;
             if (!PyLong_CheckExact(c))
-                return fallback("math component not an int");
+                return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
             x = PyLong_AsLongLongAndOverflow(c, &overflow);
             if (overflow || x < INT32_MIN || x > INT32_MAX)
-                return fallback("math component beyond int32");
+                return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
             put_u32(p, (uint32_t)(int32_t)x);
             p += 4;
         }
         else {
             double d;
             if (!PyFloat_CheckExact(c))
-                return fallback("math component not a float");
+                return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
             d = PyFloat_AS_DOUBLE(c);
             if (m->kind == MATH_F64) {
                 put_f64(p, d);
@@ -506,7 +581,7 @@ static int write_math(Out *o, const MathEntry *m, PyObject *v)
             else {
                 float f;
                 if (!narrow_f32(d, &f))
-                    return fallback("math component beyond float32 (or NaN)");
+                    return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
                 put_f32(p, f);
                 p += 4;
             }
@@ -538,7 +613,7 @@ static int write_bytes(Writer *w, Out *o, PyObject *v)
     size_t padded = ((size_t)n + 3) & ~(size_t)3;
 
     if ((size_t)n > MAX_U32)
-        return fallback("PackedByteArray longer than a u32 length");
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
     if (RESERVE(o, 8 + padded) < 0)
         return -1;
     put_u32(o->p, (uint32_t)w->bytes_header);
@@ -659,7 +734,7 @@ static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
         return open_container(w, o, st, v, H_ARRAY, K_TUPLE, PyTuple_GET_SIZE(v));
     if (v == Py_None) {
         if (w->headers[H_NIL] < 0)
-            return fallback("the dialect has no Nil");
+            return write_leaf(w, o, NULL, v); /* the reference says why not */
         if (RESERVE(o, 4) < 0)
             return -1;
         put_u32(o->p, (uint32_t)w->headers[H_NIL]);
@@ -668,7 +743,7 @@ static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
     }
     if (tp == &PyBool_Type) {
         if (w->headers[H_BOOL] < 0)
-            return fallback("the dialect has no bool");
+            return write_leaf(w, o, NULL, v); /* the reference says why not */
         return out_u32_pair(o, (uint32_t)w->headers[H_BOOL], v == Py_True ? 1u : 0u);
     }
     if ((tp == &PyBytes_Type || tp == &PyByteArray_Type) && w->bytes_header >= 0)
@@ -677,7 +752,7 @@ static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
         return write_strings(w, o, v);
     for (i = 0; i < w->n_math; i++) {
         if (w->math[i].type == tp)
-            return write_math(o, &w->math[i], v);
+            return write_math(w, o, &w->math[i], v);
     }
     return write_leaf(w, o, st, v);
 }
@@ -694,7 +769,7 @@ static int next_child(Stack *st, PyObject **child, int *owned)
     case K_LIST:
         /* The leaf callback runs Python code: a list it changed is not what the count says. */
         if (PyList_GET_SIZE(f->obj) != f->size)
-            return fallback("a list changed size while being written");
+            return changed_size(f->obj, "a list changed size while it was written");
         if (f->pos < f->size) {
             *child = PyList_GET_ITEM(f->obj, f->pos);
             f->pos++;
@@ -717,10 +792,10 @@ static int next_child(Stack *st, PyObject **child, int *owned)
             return 0;
         }
         if (PyDict_GET_SIZE(f->obj) != f->size)
-            return fallback("a dict changed size while being written");
+            return changed_size(f->obj, "a dict changed size while it was written");
         if (PyDict_Next(f->obj, &f->pos, &key, &value)) {
             if (++f->done > f->size)
-                return fallback("a dict changed while being written");
+                return changed_size(f->obj, "a dict changed size while it was written");
             /* Held: writing the key may run Python code. */
             Py_INCREF(value);
             f->pending = value;
@@ -728,7 +803,7 @@ static int next_child(Stack *st, PyObject **child, int *owned)
             return 0;
         }
         if (f->done != f->size)
-            return fallback("a dict changed while being written");
+            return changed_size(f->obj, "a dict changed size while it was written");
         break;
     }
     }
@@ -797,8 +872,10 @@ error:
     stack_free(&st);
     out_free(&out);
 convert:
-    /* Our own failures (no memory, a size limit) are the reference's to meet or report. */
-    if (!PyErr_ExceptionMatches(Fallback) && PyErr_ExceptionMatches(PyExc_Exception)) {
+    /* Our own failures (no memory, a size limit) are the reference's to meet or report; a
+     * caller's own exception and a size change are the outcome, as from the reference. */
+    if (!out.passthrough && !PyErr_ExceptionMatches(Fallback) && PyErr_ExceptionMatches(PyExc_Exception) &&
+        !PyErr_ExceptionMatches(LeafError)) {
         PyObject *type, *val, *tb;
         PyErr_Fetch(&type, &val, &tb);
         PyErr_Format(Fallback, "%s in the compiled writer", ((PyTypeObject *)type)->tp_name);
@@ -900,6 +977,10 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iiOOn|$LO:Writer", kwlist, &PyTuple_Type, &headers, &int_mode,
                                      &float_mode, &math, &leaf, &max_depth, &bytes_header, &strings))
+        return NULL;
+    /* Now, not when a callback has failed: no import runs with an exception pending, nor at
+     * the bottom of a deep recursion. */
+    if (load_reference_errors() < 0)
         return NULL;
     if (bytes_header > 0xFFFFFFFFLL) {
         PyErr_SetString(PyExc_ValueError, "bytes_header must fit in a u32 (-1: none)");
@@ -1132,6 +1213,19 @@ PyMODINIT_FUNC PyInit__cencode(void)
     Py_INCREF(Fallback);
     if (PyModule_AddObject(m, "Fallback", Fallback) < 0) {
         Py_DECREF(Fallback);
+        goto error;
+    }
+    if (LeafError == NULL) {
+        LeafError = PyErr_NewExceptionWithDoc(
+            "godot_formats._cencode.LeafError",
+            "A value's row writer refused it: args are (value, error), for the caller to name the path.",
+            PyExc_Exception, NULL);
+        if (LeafError == NULL)
+            goto error;
+    }
+    Py_INCREF(LeafError);
+    if (PyModule_AddObject(m, "LeafError", LeafError) < 0) {
+        Py_DECREF(LeafError);
         goto error;
     }
     Py_INCREF(&WriterType);

@@ -845,6 +845,33 @@ def decoder_for(
                    max_elements=max_elements)
 
 
+#: What a row writer raises for a value it cannot write (a user-built value of the wrong shape
+#: included): the library's EncodeError, with the value's path.  The compiled writer has the same
+#: list (_cencode.c, load_reference_errors).
+_REFUSALS = (EncodeError, struct.error, OverflowError, TypeError, AttributeError, IndexError)
+
+
+def _changed(container: Any) -> EncodeError:
+    """The one wording, in both backends, of a container that changed size under the writer."""
+    return EncodeError(f"a {'dict' if isinstance(container, dict) else 'list'} changed size while it was written")
+
+
+def _check_counts(counted: list[tuple[int, Any, int]]) -> None:
+    """Raise for the innermost container on the walk whose size is no longer the count written."""
+    for _, container, count in reversed(counted):
+        if len(container) != count:
+            raise _Failed(container, _changed(container)) from None
+
+
+def _pop(stack: list[Iterator[Any]], counted: list[tuple[int, Any, int]]) -> None:
+    """A container's elements are all written: its count must still be true."""
+    if counted and counted[-1][0] == len(stack):
+        _, container, count = counted.pop()
+        if len(container) != count:
+            raise _Failed(container, _changed(container))
+    stack.pop()
+
+
 class Encoder:
     """Writes values as bytes in one dialect: the reference writer.
 
@@ -934,6 +961,8 @@ class Encoder:
                 return self._c.encode(value)  # type: ignore[no-any-return]
             except accel.cencode.Fallback:  # type: ignore[union-attr]
                 pass  # something the compiled core leaves to the reference: it decides
+            except accel.cencode.LeafError as e:  # type: ignore[union-attr]
+                raise _located(e.args[1], value, e.args[0]) from None  # the reference's error, as it says it
         out = bytearray()
         self.encode_into(out, value)
         return bytes(out)
@@ -972,6 +1001,8 @@ class Encoder:
                 return
             except accel.cencode.Fallback:  # type: ignore[union-attr]
                 pass  # the reference decides
+            except accel.cencode.LeafError as e:  # type: ignore[union-attr]
+                raise _located(e.args[1], value, e.args[0]) from None
         try:
             self._write_all(out, [iter((value,))])
         except _Failed as failed:
@@ -991,6 +1022,10 @@ class Encoder:
         pack_int, pack_float, pack_len = _HEADER_I32.pack, _HEADER_F32.pack, _HEADER_U32.pack
         f32_pack, f32_unpack, elements, max_depth = _f32.pack, _f32.unpack, self.elements, self.max_depth
         writers, writer_for = self._writers, self.writer
+        # The Arrays and Dictionaries written inline, with their counts: Python code a row writer
+        # runs (a value's __index__ ...) could change one under the walk, and a count that is no
+        # longer true must not be written (the bytes would read back as other values).
+        counted: list[tuple[int, Any, int]] = []
         v: Any = None
         try:
             while stack:
@@ -1008,12 +1043,14 @@ class Encoder:
                     elif tv is dict and h_dict >= 0 and v and len(stack) <= max_depth:
                         out += pack_len(h_dict, len(v))
                         stack.append(chain.from_iterable(v.items()))
+                        counted.append((len(stack), v, len(v)))
                         break
                     elif tv is list and h_array >= 0 and len(stack) <= max_depth:
                         out += pack_len(h_array, len(v))
                         children = elements(out, v)
                         if children is not None:
                             stack.append(children)
+                            counted.append((len(stack), v, len(v)))
                             break
                     else:
                         children = (writers.get(tv) or writer_for(v))(out, v)
@@ -1023,9 +1060,12 @@ class Encoder:
                             stack.append(children)
                             break
                 else:
-                    stack.pop()
-        except (EncodeError, struct.error, OverflowError, TypeError, AttributeError) as e:
+                    _pop(stack, counted)
+        except _REFUSALS as e:
             raise _Failed(v, e) from None
+        except RuntimeError:  # "dictionary changed size during iteration", or the caller's own
+            _check_counts(counted)
+            raise
 
     def header(self, name: str) -> int:
         """The type id of ``name`` in this dialect (an EncodeError where it has none)."""

@@ -355,17 +355,34 @@ _Path = Any
 PATH_HEAD, PATH_TAIL = 4, 12
 
 
-def _render(path: _Path) -> str:
-    steps: list[tuple[str, Any]] = []
-    while path:
-        path, kind, key = path
-        steps.append((kind, key))
-    steps.reverse()
-    if len(steps) > PATH_HEAD + PATH_TAIL:
-        hidden = len(steps) - PATH_HEAD - PATH_TAIL
-        shown = steps[:PATH_HEAD] + [("...", f"...({hidden} levels)...")] + steps[-PATH_TAIL:]
+#: What :func:`_render` knows of a path node it walked: the node (kept alive, so its id stays
+#: its own), its depth and its first PATH_HEAD steps.
+_Known = dict[int, tuple[Any, int, tuple[tuple[str, Any], ...]]]
+
+
+def _render(path: _Path, known: _Known | None = None) -> str:
+    """The path as text: its first PATH_HEAD and last PATH_TAIL steps.  With ``known`` (one per
+    conversion), each node is walked once in all: the losses of N values under a path M deep
+    cost N + M, not N x M."""
+    known = {} if known is None else known
+    tail: list[tuple[Any, str, Any]] = []
+    node = path
+    while node and id(node) not in known:
+        parent, kind, key = node
+        tail.append((node, kind, key))
+        node = parent
+    depth, head = (known[id(node)][1], known[id(node)][2]) if node else (0, ())
+    for walked, kind, key in reversed(tail):  # root side first
+        depth += 1
+        if len(head) < PATH_HEAD:
+            head = (*head, (kind, key))
+        known[id(walked)] = (walked, depth, head)
+    last = _last_steps(path, min(PATH_TAIL, max(depth - len(head), 0)))
+    if depth > PATH_HEAD + PATH_TAIL:
+        hidden = depth - PATH_HEAD - PATH_TAIL
+        shown = [*head, ("...", f"...({hidden} levels)..."), *last]
     else:
-        shown = steps
+        shown = [*head, *last]
     parts: list[str] = []
     for kind, key in shown:
         if kind == "[]":
@@ -379,6 +396,16 @@ def _render(path: _Path) -> str:
         else:
             parts.append(key)
     return "".join(parts)
+
+
+def _last_steps(path: _Path, n: int) -> list[tuple[str, Any]]:
+    """The ``n`` steps nearest the end of ``path``, root side first."""
+    steps: list[tuple[str, Any]] = []
+    while path and len(steps) < n:
+        path, kind, key = path
+        steps.append((kind, key))
+    steps.reverse()
+    return steps
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -398,6 +425,7 @@ class _Converter:
     def __init__(self, source: Dialect, target: Dialect) -> None:
         self.source = source
         self.target = target
+        self.known_paths: _Known = {}  # for the loss paths: each node walked once
         self.losses: list[Loss] = []
         self.cross_major = source.object_classes != target.object_classes  # the class rules apply
         checks: dict[str, _Fn[[_Path, Any], Any]] = {"Object": self._object_id, "RID": self._rid}
@@ -415,7 +443,7 @@ class _Converter:
         self.key_memo: Memo = {}  # identities of converted containers used as keys (linear, not per level)
 
     def loss(self, path: _Path, reason: str, before: Any = None, after: Any = None) -> None:
-        self.losses.append(Loss(_render(path), reason, before, after))
+        self.losses.append(Loss(_render(path, self.known_paths), reason, before, after))
 
     def run(self, root: Any) -> Any:
         stack: list[_Frame] = []

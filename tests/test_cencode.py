@@ -1,7 +1,8 @@
 """The compiled writer (godot_formats/_cencode.c) against the reference Encoder.
 
-The compiled writer either raises ``Fallback`` or returns exactly the reference's bytes; the
-common values (plain ints, floats, strings, lists, dicts, vectors) must never fall back.
+The compiled writer either raises ``Fallback`` (or ``LeafError``: the reference's row writer
+refused a value, which the caller names) or returns exactly the reference's bytes; the common
+values (plain ints, floats, strings, lists, dicts, vectors) must never fall back.
 The writers are built here the way the Python side builds them (``Encoder._c_writer``), from
 a reference ``Encoder``, so these tests do not depend on which backend the process uses.
 """
@@ -33,6 +34,9 @@ if os.environ.get("GODOT_FORMATS_PURE", "") not in ("", "0"):
     pytest.skip("GODOT_FORMATS_PURE is set: the compiled core is off", allow_module_level=True)
 _cencode = pytest.importorskip("godot_formats._cencode", reason="the compiled writer is not built")
 Fallback = _cencode.Fallback
+#: What the compiled writer does instead of writing: leave the value to the reference (Fallback), or
+#: say that the reference's row writer refused it (LeafError(value, error): the caller names the path).
+REFUSED = (_cencode.Fallback, _cencode.LeafError)
 
 DIALECTS = ["godot4", "godot3", "godot3.0", "godot4-double"]
 HEADER_NAMES = ("Nil", "bool", "int", "float", "String", "Array", "Dictionary")
@@ -59,7 +63,7 @@ def make_writer(enc: Encoder) -> Any:
     def leaf(value: Any) -> bytes:
         out = bytearray()
         if enc.writer(value)(out, value) is not None:
-            raise EncodeError("a container: the reference writes it")
+            raise Fallback("a container: the reference writes it")
         return bytes(out)
 
     return _cencode.Writer(tuple(header(n) for n in HEADER_NAMES), INT_MODES.index(enc.dialect.int_format),
@@ -83,7 +87,7 @@ def check(dialect: str, value: Any, must_encode: bool = False, full_objects: boo
     writer, ref = pair(dialect, full_objects)
     try:
         ours = writer.encode(value)
-    except Fallback:
+    except REFUSED:
         assert not must_encode, f"fell back on {value!r}"
         return None
     try:
@@ -97,7 +101,7 @@ def check(dialect: str, value: Any, must_encode: bool = False, full_objects: boo
 def falls_back(dialect: str, value: Any) -> bool:
     try:
         pair(dialect)[0].encode(value)
-    except Fallback:
+    except REFUSED:
         return True
     return False
 
@@ -171,7 +175,7 @@ def _self_dict() -> dict[str, Any]:
     return d
 
 
-# Values the compiled writer must leave to the reference (it raises, or does what C does not).
+# Values the compiled writer does not write itself (the reference raises, or does what C does not).
 FALLS_BACK: list[Any] = [
     2**63, -(2**63) - 1, 10**40, -(10**40),  # beyond int64: the reference raises
     nest(1025), [nest(1024)], {"a": nest(1024)}, (nest(1024),),  # deeper than max_depth
@@ -187,8 +191,19 @@ FALLS_BACK: list[Any] = [
 
 @pytest.mark.parametrize("dialect", ["godot4", "godot3"])
 @pytest.mark.parametrize("value", FALLS_BACK, ids=ids(FALLS_BACK))
-def test_falls_back(dialect: str, value: Any) -> None:
-    assert falls_back(dialect, value)
+def test_the_hard_cases_are_the_references(dialect: str, value: Any) -> None:
+    """Refused (the reference decides, or names the refusal's path) or, through the reference's row
+    writer (issue 26: a value C does not write itself goes to it, not back to the start), the
+    reference's very bytes."""
+    writer, ref = pair(dialect)
+    try:
+        ref_bytes: bytes | None = ref.encode(value)
+    except EncodeError:
+        ref_bytes = None
+    if ref_bytes is None:
+        assert falls_back(dialect, value)
+    else:
+        assert check(dialect, value) in (None, ref_bytes)
 
 
 def test_float32_components_beyond_range_are_float64_in_a_double_build() -> None:
@@ -315,11 +330,15 @@ def test_other_number_formats(dialect: str, value: Any) -> None:
     check(dialect, value)  # i32/f32 (godot2) and i64/f32 (docs): same bytes or Fallback
 
 
-def test_f32_dialect_falls_back_where_it_cannot_narrow() -> None:
-    for value in (1e39, -1e39, math.nan, 3.4028235e38):
-        assert falls_back("godot2", value)
+def test_f32_dialect_leaves_to_the_reference_what_it_cannot_narrow() -> None:
+    """What C does not narrow itself goes through the reference's row writer: its bytes, or its refusal."""
+    for value in (1e39, -1e39, math.nan, 3.4028235e38, 2**31):
+        try:
+            expected: bytes | None = pair("godot2")[1].encode(value)
+        except EncodeError:
+            expected = None
+        assert check("godot2", value) == expected
     assert check("godot2", 0.1) is not None  # rounded to float32, as the reference does
-    assert falls_back("godot2", 2**31)
     assert check("docs-godot3.0", 2**40) is not None
 
 
@@ -352,7 +371,7 @@ def test_engine_fixtures_reencode_identically(full_objects: bool) -> None:
         writer, ref = pair(engine, full_objects)
         try:
             ours = writer.encode(value)
-        except Fallback:
+        except REFUSED:
             fell_back += 1
             continue
         assert ours == ref.encode(value), f"{engine} {blob[:80]}"
@@ -381,7 +400,7 @@ def test_no_reference_leaks() -> None:
         for v in values_:
             try:
                 writer.encode(v)
-            except Fallback:
+            except REFUSED:
                 pass
     del v
     assert [sys.getrefcount(o) for o in tracked] == before
@@ -391,22 +410,33 @@ def _writer_with_leaf(leaf: Any, max_depth: int = 1024) -> Any:
     return _cencode.Writer((0, 1, 2, 3, 4, 28, 27), 0, 0, {}, leaf, max_depth)
 
 
-def test_leaf_mutating_the_containers_is_a_fallback() -> None:
+def test_leaf_mutating_the_containers_is_an_encode_error() -> None:
+    """Issue 26: never bytes whose count is no longer true, nor a second run of the caller's code."""
     for shape in ([1, t.StringName("a"), 2, 3], {"a": t.StringName("a"), "b": 2}, {t.StringName("a"): [1], "b": 2}):
 
         def leaf(value: Any, data: Any = shape) -> bytes:
             data.clear()  # the container being written, under the writer's feet
             return b"\0\0\0\0"
 
-        with pytest.raises(Fallback):
+        with pytest.raises(_cencode.LeafError) as info:
             _writer_with_leaf(leaf).encode(shape)
+        container, error = info.value.args
+        assert container is shape and isinstance(error, EncodeError) and "changed size" in str(error)
 
 
 def test_leaf_results() -> None:
     with pytest.raises(Fallback):
         _writer_with_leaf(lambda v: "not bytes").encode([object()])
-    with pytest.raises(Fallback):
+    with pytest.raises(ZeroDivisionError):  # the caller's own exception: passed on, once
         _writer_with_leaf(lambda v: 1 / 0).encode({"a": object()})
+    thing = object()
+
+    def refuse(v: Any) -> bytes:
+        raise EncodeError("no such type here")
+
+    with pytest.raises(_cencode.LeafError) as info:  # the reference's refusal: the caller names the path
+        _writer_with_leaf(refuse).encode({"a": [thing]})
+    assert info.value.args[0] is thing and str(info.value.args[1]) == "no such type here"
 
     def interrupt(v: Any) -> bytes:
         raise KeyboardInterrupt
@@ -436,11 +466,20 @@ def test_leaf_heads_with_children() -> None:
         _writer_with_leaf(lambda v: (head, [1])).encode("\ud800")
 
 
-def test_missing_headers_fall_back() -> None:
-    w = _cencode.Writer((-1,) * 7, 0, 0, {}, lambda v: b"", 8)
-    for value in (None, True, 1, 1.0, "s", [], {}):
-        with pytest.raises(Fallback):
+def test_missing_headers_go_to_the_reference() -> None:
+    """A type the dialect has no id for: a scalar goes to the reference's row writer (which says why
+    not, and the caller names the path); a container, back to the reference."""
+    def refuse(v: Any) -> bytes:
+        raise EncodeError("no such type in this dialect")
+
+    w = _cencode.Writer((-1,) * 7, 0, 0, {}, refuse, 8)
+    for value in (None, True, 1, 1.0, "s"):
+        with pytest.raises(_cencode.LeafError) as info:
             w.encode(value)
+        assert info.value.args[0] is value
+    for container in ([], {}):
+        with pytest.raises(Fallback):
+            w.encode(container)
 
 
 def test_big_output_grows_the_buffer() -> None:

@@ -482,7 +482,8 @@ def rle_blocks(count: int, size: int) -> bytes:
 def test_a_zstd_frame_that_outgrows_its_content_size_stops_there() -> None:
     # Content size 4000 (2-byte field, minus 256), window 1 KiB, then 2000 RLE blocks of 1000 bytes.
     frame = bytes.fromhex("28b52ffd") + bytes([0x40, 0x00]) + struct.pack("<H", 4000 - 256) + rle_blocks(2000, 1000)
-    with pytest.raises(DecodeError, match="Zstd frame is corrupt"):
+    # Fed in doubling slices (issue 26), libzstd or the cap stops it first: either way, at the size.
+    with pytest.raises(DecodeError, match="Zstd frame is corrupt|more than 4000 bytes"):
         cz.decompress(frame, cz.ZSTD, 4000)
     assert peak_of(lambda: cz.decompress(frame, cz.ZSTD, 4000)) < 512 * 1024
     # The same blocks with a frame header that gives no size: stopped by the cap.

@@ -663,3 +663,35 @@ def test_fuzz_corpus_replays_with_only_decode_errors() -> None:
                 gf.dumps(value, dialect, full_objects=True)
             except gf.EncodeError:
                 pass
+
+
+def test_loss_paths_under_a_deep_path_cost_each_level_once() -> None:
+    """Issue 26: N losses under a path M levels deep were rendered in N x M steps (288 KB took 16 s)."""
+    from godot_formats import conversion
+
+    depth, wide = 300, 500
+    value: list[Any] = []
+    cur = value
+    for _ in range(depth):
+        nxt: list[Any] = []
+        cur.append(nxt)
+        cur = nxt
+    cur.extend(gf.Vector2i(i, 2) for i in range(wide))
+    converter = conversion._Converter(gf.get_dialect("godot4"), gf.get_dialect("godot3"))
+    converter.run(value)
+    assert len(converter.losses) == wide
+    # every node of the paths is known once: the depth and the leaves, nothing walked twice
+    assert len(converter.known_paths) <= depth + wide + 1
+    hidden = depth + 1 - conversion.PATH_HEAD - conversion.PATH_TAIL
+    assert converter.losses[7].path == "[0]" * conversion.PATH_HEAD + f"...({hidden} levels)..." + \
+        "[0]" * (conversion.PATH_TAIL - 1) + "[7]"
+    # the same text as the walk without the memory of known nodes
+    assert [loss.path for loss in converter.losses[:20]] == [
+        conversion._render(_path(depth, i)) for i in range(20)]
+
+
+def _path(depth: int, leaf: int) -> Any:
+    path: Any = ""
+    for _ in range(depth):
+        path = (path, "[]", 0)
+    return (path, "[]", leaf)
