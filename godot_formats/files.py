@@ -50,6 +50,22 @@ def write_target(dest: Path) -> Path:
     return target
 
 
+def _written_temp(beside: Path, data: bytes) -> str:
+    """A temporary file next to ``beside`` (``.<name>.godot-formats-<random>.tmp``) holding ``data``,
+    on disk; removed again if that fails."""
+    fd, tmp = tempfile.mkstemp(dir=beside.parent, prefix=f".{beside.name}{TEMP_MARK}", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
 def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
     """Write ``data`` to ``dest`` through a temporary file in the same folder and ``os.replace``.
 
@@ -61,12 +77,8 @@ def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
     """
     target = write_target(dest)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}{TEMP_MARK}", suffix=".tmp")
+    tmp = _written_temp(target, data)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         model = like if like is not None and like.exists() else (target if target.exists() else None)
         if model is not None:
             os.chmod(tmp, stat.S_IMODE(model.stat().st_mode))
@@ -113,12 +125,8 @@ def locked(path: Path) -> Iterator[None]:
 def create_atomic(dest: Path, data: bytes, mode: int) -> None:
     """Create ``dest`` holding ``data``, whole or not at all, never over an existing file
     (``FileExistsError``): written under a temporary name, then linked into place."""
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}{TEMP_MARK}", suffix=".tmp")
+    tmp = _written_temp(dest, data)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.link(tmp, dest)
     finally:

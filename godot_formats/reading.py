@@ -359,23 +359,6 @@ class Reading:
     def plaintext(self) -> bytes:
         return self.peeled.data
 
-    def describe(self) -> str:
-        """The layers, outside in, in words."""
-        parts = [LAYER_BY_NAME[name].describe(info) for name, info in self.peeled.infos.items()]
-        n = len(self.values)
-        parts.append({
-            "store_var": f"store_var, {n} record{'s' if n != 1 else ''}"
-                         + (", big-endian lengths" if self.byteorder == "big" else ""),
-            "var_to_bytes": "one var_to_bytes value (no length prefix)",
-            "base64": "Marshalls.variant_to_base64 text",
-            "project_settings": "project settings (ECFG)",
-            "text": "ConfigFile text",
-        }[self.container])
-        parts.append(self.dialect.name)
-        for name, rest in self.peeled.trailing.items():
-            parts.append(f"{len(rest)} byte(s) after the {name} layer's end (kept; the engine never reads them)")
-        return ", ".join(parts)
-
 
 @attrs.frozen
 class _Ask:

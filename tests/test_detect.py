@@ -380,7 +380,7 @@ def test_godot2_joins_an_ambiguity_only_with_the_value_godot3_reads() -> None:
         gf.loads(_case("godot4", "plane"), "auto")
 
 
-ENGINE_DIALECTS = ["godot3", "godot3.0", "godot4.0", "godot4.3", "godot4", "godot4-double"]
+ENGINE_DIALECTS = [n for n in gf.dialect_names() if gf.get_dialect(n).engine]  # every listed engine version
 
 
 @settings(max_examples=60, deadline=None)

@@ -107,7 +107,7 @@ def regenerate() -> None:  # pragma: no cover - run by hand with the oracle inst
 
 # -- helpers ------------------------------------------------------------------------------------------
 
-ENGINE_DIALECTS = ("godot3", "godot3.0", "godot4.0", "godot4.3", "godot4", "godot4-double")
+ENGINE_DIALECTS = [n for n in gf.dialect_names() if gf.get_dialect(n).engine]  # every listed engine version
 
 
 def _bits(x: float) -> int:
