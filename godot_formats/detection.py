@@ -258,8 +258,9 @@ def _writes_all_at_once(attempt: Attempt, data: bytes) -> bool:
     plain, _ = _encoders(attempt.dialect)
     spans = attempt.layout.spans
     try:
-        if len(spans) == 1:
-            return plain.encode(attempt.values[0]) == data[spans[0][0]:spans[0][1]]
+        if len(spans) == 1:  # compared in place: no copy of a large record
+            out = plain.encode(attempt.values[0])
+            return len(out) == spans[0][1] - spans[0][0] and data.startswith(out, spans[0][0])
         out = plain.encode(list(attempt.values))
     except (GodotFormatsError, OverflowError):
         return False
