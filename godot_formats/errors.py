@@ -104,7 +104,7 @@ class DamagedFileError(DecodeError):
 
 
 class NotBinaryError(DecodeError):
-    """Text where bytes were expected: ``kind`` says which (``configfile``, ``var2str``, ``json``)."""
+    """Text where bytes were expected: ``kind`` says which (``configfile``, ``var2str``, ``json``, ``text``)."""
 
     def __init__(self, kind: str, reason: str) -> None:
         self.kind = kind

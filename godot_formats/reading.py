@@ -322,8 +322,24 @@ def _text_kind(data: bytes) -> tuple[str, str] | None:
         return "configfile", ("a ConfigFile text file (sections of key=value lines), not binary Variants: Godot "
                               "reads it with ConfigFile.load; its values are Godot text, which "
                               "`godot-formats load` turns into bytes")
-    return "var2str", ("Godot text (var2str / var_to_str), not binary Variants: `godot-formats load FILE -o OUT` "
-                       "writes it as bytes")
+    if _godot_text(text):
+        return "var2str", ("Godot text (var2str / var_to_str), not binary Variants: `godot-formats load FILE -o OUT` "
+                           "writes it as bytes")
+    return "text", "a text file (not Godot text, JSON nor ConfigFile), not binary Variants"
+
+
+def _godot_text(text: str) -> bool:
+    """Whether ``text`` is one value of Godot text in some engine version (the parser is linear)."""
+    from .errors import GodotFormatsError
+    from .text import from_text
+
+    for version in ("godot4", "godot3"):
+        try:
+            from_text(text, version)
+        except (GodotFormatsError, RecursionError):
+            continue
+        return True
+    return False
 
 
 # -- the reading ------------------------------------------------------------------------------------

@@ -215,6 +215,7 @@ func _init():
     (b'{\n"gold": 12,\n"pos": Vector2( 1, 2 )\n}\n', "var2str"),
     (b'{"gold": 12, "name": "Ann"}', "json"),
     (b"[1, 2, 3]", "json"),
+    (b"# Saves\n\nA *Markdown* page, say.\n", "text"),
 ])
 def test_text_is_named_with_the_command_that_reads_it(text: bytes, kind: str, tmp_path: Path) -> None:
     with pytest.raises(NotBinaryError) as info:
@@ -227,8 +228,8 @@ def test_text_is_named_with_the_command_that_reads_it(text: bytes, kind: str, tm
         assert p.returncode == 1, command
         said = p.stdout + p.stderr
         assert "not binary" in said and "frame of" not in said, (command, said)
-        assert ("ConfigFile" in said) == (kind == "configfile")
-        assert ("godot-formats load" in said) == (kind != "configfile") or kind == "configfile"
+        assert ("a ConfigFile text file" in said) == (kind == "configfile")
+        assert ("godot-formats load" in said) == (kind != "text")
 
 
 def test_an_encrypted_configfile_is_still_a_save_file() -> None:
