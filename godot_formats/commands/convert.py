@@ -326,10 +326,10 @@ def _convert_one(job: Job, args: argparse.Namespace) -> Outcome:
 class Progress:
     """A counter on stderr, redrawn in place (only on a terminal unless forced)."""
 
-    def __init__(self, total: int, mode: str, stream: IO[str] = sys.stderr) -> None:
+    def __init__(self, total: int, mode: str, stream: IO[str] | None = None) -> None:
         self.total = total
-        self.stream = stream
-        self.enabled = mode == "always" or (mode == "auto" and stream.isatty())
+        self.stream = sys.stderr if stream is None else stream  # the stderr of now, not of the import
+        self.enabled = mode == "always" or (mode == "auto" and self.stream.isatty())
         self.width = 0
 
     def show(self, index: int, label: str) -> None:
