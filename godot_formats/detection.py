@@ -175,6 +175,7 @@ class Attempt:
     unexplained: bool = False
     reproduces: bool | None = None  # None: not asked yet (see reproduced())
     slack: int = 0  # bytes of the frames it read after their values
+    lost: tuple[tuple[int, DecodeError], ...] = ()  # past_errors: each record that did not decode, and why
 
     @property
     def framed(self) -> bool:
@@ -211,14 +212,17 @@ def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bo
     error: DecodeError | None = None
     failed: int | None = None
     unexplained = False
+    lost: list[tuple[int, DecodeError]] = []
     for i, (start, end) in enumerate(layout.spans):
         try:
             value, value_end = decoder.decode(data, start, end)
         except DecodeError as e:
-            if error is None:  # kept without its traceback, whose frames (this one too) would hold the values
-                error, failed = e.with_traceback(None), i
+            e = e.with_traceback(None)  # kept without its traceback, whose frames (this one too) hold the values
+            if error is None:
+                error, failed = e, i
             if not past_errors:
                 break
+            lost.append((i, e))
             values.append(LOST)
             ends.append(end)
             continue
@@ -229,7 +233,8 @@ def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bo
         values.append(value)
         ends.append(value_end)
     slack = sum(e for _, e in layout.spans[:len(ends)]) - sum(ends)
-    return Attempt(dialect, layout, tuple(values), tuple(ends), error, failed, unexplained, slack=slack)
+    return Attempt(dialect, layout, tuple(values), tuple(ends), error, failed, unexplained, slack=slack,
+                   lost=tuple(lost))
 
 
 class _Lost:

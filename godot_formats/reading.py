@@ -371,10 +371,6 @@ class Reading:
     candidates: list[Candidate] = attrs.field(factory=list)
     also: list[str] = attrs.field(factory=list)  # other readings that read the same values
 
-    @property
-    def plaintext(self) -> bytes:
-        return self.peeled.data
-
 
 @attrs.frozen
 class _Ask:
@@ -576,8 +572,7 @@ def _damaged(peeled: Peeled, data: bytes, container: str, ask: _Ask, found: list
         return _bare_damage(best, ask)
     every = read_layout(best.dialect, data, best.layout, ask.allow_objects, past_errors=True)
     n = len(best.layout.spans)
-    lost = [LostRecord(i + 1, start - PREFIX_SIZE, _error_of(best.dialect, data, start, end, ask.allow_objects))
-            for i, ((start, end), v) in enumerate(zip(best.layout.spans, every.values)) if v is LOST]
+    lost = [LostRecord(i + 1, best.layout.spans[i][0] - PREFIX_SIZE, error) for i, error in every.lost]
     framing_damage = broken if best.layout is partial else None
     if ask.salvage and (every.values or framing_damage is None):
         values = [None if v is LOST else v for v in every.values]
@@ -612,15 +607,6 @@ def _one_value(data: bytes, dialects: Sequence[Dialect], ask: _Ask) -> bool:
     """Whether some dialect reads ``data`` whole as one bare value (then its "frames" are no frames)."""
     return any(a.read_all and a.ends[0] == len(data)
                for a in readings(data, [Layout.bare(data)], dialects, ask.allow_objects))
-
-
-def _error_of(dialect: Dialect, data: bytes, start: int, end: int, allow_objects: bool) -> DecodeError:
-    from .codec import decoder_for
-    try:
-        decoder_for(dialect, allow_objects).decode(data, start, end)
-    except DecodeError as e:
-        return e.with_traceback(None)
-    raise AssertionError("a lost record decodes")  # pragma: no cover
 
 
 def _bare_damage(best: Attempt, ask: _Ask) -> Reading:

@@ -418,9 +418,3 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     reading = read_peeled(peeled, dialect=dialect, framing=framing, allow_objects=allow_objects, salvage=salvage,
                           max_size=max_size)
     return SaveFile.from_reading(reading, path=path, allow_objects=allow_objects)
-
-
-#: The magics of the two layers Godot's FileAccess puts around a file (``CEDG``: a Godot 3
-#: header written after ``endian_swap``; ``RSCC``: a compressed resource, same layout).
-GDEC_MAGICS = LAYER_BY_NAME["encryption"].magics
-GCPF_MAGICS = LAYER_BY_NAME["compression"].magics
