@@ -9,8 +9,8 @@ the ratio of the medians (the target, issue 21: at most 1.2).  The GC stays on; 
 from a collected heap (``gc.collect()`` before it, outside the timing), since a decode's time with
 the GC on depends on the garbage the collector walks, which earlier calls leave.  The file is read
 once whatever the way (``godot_formats.reading``): the extra cost of detection is the other dialects
-failing at their first record, and one re-encoding of the winner's values where a sibling version
-could write the same bytes.
+failing at their first record (a rarer sibling version is told apart by the decoder's marks, with
+no re-encoding: docs/detect.md).
 """
 
 from __future__ import annotations

@@ -136,6 +136,7 @@ typedef struct {
     int fast_tuple;       /* MATH: make is tuple.__new__ on a plain tuple subclass */
     int wide;             /* MATH: with FLAG_64, doubles: 0 not read here, 1 kept, 2 narrowed to float32 */
     Py_ssize_t size;      /* PACKED: bytes per element (item_size * width) */
+    unsigned mark;        /* the mark a value of this id with the 64-bit flag leaves (an int: if it fits 32 bits) */
     PyObject *reader;     /* py_readers[id], or NULL */
     PyObject *obj;        /* class (STRING_NAME, OBJECT), make (MATH), from_bytes (PACKED) */
     PyObject *obj2;       /* make_arg (MATH), typecode (PACKED) */
@@ -298,9 +299,9 @@ static int
 Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"mask", "table", "py_readers", "typed_array_head", "typed_dict_head",
-                             "max_depth", "max_elements", NULL};
+                             "max_depth", "max_elements", "marks", NULL};
     unsigned long long mask;
-    PyObject *mask_obj, *table, *py_readers, *tah, *tdh;
+    PyObject *mask_obj, *table, *py_readers, *tah, *tdh, *marks = NULL;
     Py_ssize_t max_depth, n, i;
     long long max_elements;
     Slot *slots;
@@ -310,9 +311,9 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "Reader is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!OOnL:Reader", kwlist, &PyLong_Type, &mask_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!OOnL|O!:Reader", kwlist, &PyLong_Type, &mask_obj,
                                      &PyTuple_Type, &table, &PyTuple_Type, &py_readers, &tah, &tdh,
-                                     &max_depth, &max_elements))
+                                     &max_depth, &max_elements, &PyBytes_Type, &marks))
         return -1;
     mask = PyLong_AsUnsignedLongLong(mask_obj);
     if (mask == (unsigned long long)-1 && PyErr_Occurred()) {
@@ -333,8 +334,8 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     n = PyTuple_GET_SIZE(table);
-    if (PyTuple_GET_SIZE(py_readers) != n) {
-        PyErr_SetString(PyExc_ValueError, "Reader: table and py_readers must have the same length");
+    if (PyTuple_GET_SIZE(py_readers) != n || (marks != NULL && PyBytes_GET_SIZE(marks) != n)) {
+        PyErr_SetString(PyExc_ValueError, "Reader: table, py_readers and marks must have the same length");
         return -1;
     }
     slots = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Slot));
@@ -347,6 +348,7 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwds)
             PyMem_Free(slots);
             return -1;
         }
+        slots[i].mark = marks != NULL ? (unsigned char)PyBytes_AS_STRING(marks)[i] : 0;
     }
     Py_INCREF(table);
     self->table = table;
@@ -439,6 +441,7 @@ typedef struct {
     Frame *frames;
     Py_ssize_t nframes, capframes;
     long long elements_left;
+    unsigned marks;           /* what the flagged values read so far left (Slot.mark) */
     struct text_slot *texts;  /* the short-string cache, TEXT_CACHE_SIZE slots, or NULL */
 } State;
 
@@ -1042,9 +1045,13 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
             break;
         case K_INT:
             if (s->sub || (header & FLAG_64)) {
+                int64_t n;
                 if (end - pos < 12)
                     return NULL;
-                v = PyLong_FromLongLong(as_i64(rd_u64(data + pos + 4)));
+                n = as_i64(rd_u64(data + pos + 4));
+                if ((header & FLAG_64) && n >= INT32_MIN && n <= INT32_MAX)
+                    st->marks |= s->mark;
+                v = PyLong_FromLongLong(n);
                 pos += 12;
             }
             else {
@@ -1174,6 +1181,8 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
             v = read_py(st, s->reader, &pos, header);
             break;
         }
+        if ((header & FLAG_64) && s->kind != K_INT)
+            st->marks |= s->mark;
         if (v == NULL || place(st, f, v) < 0)
             return NULL;
     }
@@ -1195,8 +1204,10 @@ set_fallback(void)
 }
 
 PyDoc_STRVAR(decode_doc,
-"decode(buf, offset, end, dictionary_for) -> (value, next_pos)\n\n"
+"decode(buf, offset, end, dictionary_for[, marks_out]) -> (value, next_pos)\n\n"
 "Decode the value at buf[offset:end], or raise Fallback for the reference to decide.\n"
+"``marks_out``: a list; a decode that succeeds appends the marks its flagged values left\n"
+"(the ``marks`` given to the Reader, or-ed; see codec.Decoder.decode_marked).\n"
 "``dictionary_for()`` gives this decode's ``dictionary(pairs, types)``, which builds the\n"
 "Dictionaries that are not plain str/int-keyed dicts (the reference's _dictionary, with a\n"
 "memo for the decode); it is called once, on the first such Dictionary, if ever.");
@@ -1209,8 +1220,9 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t offset, end, next = 0, i;
     PyObject *value, *result = NULL;
 
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "decode(buf, offset, end, dictionary_for) takes 4 arguments");
+    if ((nargs != 4 && nargs != 5) || (nargs == 5 && !PyList_Check(args[4]))) {
+        PyErr_SetString(PyExc_TypeError, "decode(buf, offset, end, dictionary_for[, marks_out]) takes 4 or 5 "
+                                         "arguments; marks_out is a list");
         return NULL;
     }
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
@@ -1241,6 +1253,12 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         value = walk(&st, offset, &next);
         if (value != NULL) {
             PyObject *pos = PyLong_FromSsize_t(next);
+            if (pos != NULL && nargs == 5) {
+                PyObject *m = PyLong_FromUnsignedLong(st.marks);
+                if (m == NULL || PyList_Append(args[4], m) < 0)
+                    Py_CLEAR(pos);
+                Py_XDECREF(m);
+            }
             result = pos ? PyTuple_New(2) : NULL;
             if (result != NULL) {
                 PyTuple_SET_ITEM(result, 0, value);
@@ -1282,11 +1300,13 @@ static PyMethodDef Reader_methods[] = {
 };
 
 PyDoc_STRVAR(Reader_doc,
-"Reader(mask, table, py_readers, typed_array_head, typed_dict_head, max_depth, max_elements)\n\n"
+"Reader(mask, table, py_readers, typed_array_head, typed_dict_head, max_depth, max_elements[, marks])\n\n"
 "One dialect's compiled reader.  A header's type id is ``header & mask``; ``table[id]`` is\n"
 "(kind, arg) (see codec._CReader) and ``py_readers[id]`` the reference's reader for the id\n"
 "(or None).  The typed heads read a typed Array's / Dictionary's types and count as the\n"
-"reference does.  ``max_depth`` and ``max_elements`` (-1: none) are the Decoder's limits.");
+"reference does.  ``max_depth`` and ``max_elements`` (-1: none) are the Decoder's limits.\n"
+"``marks``: bytes, one per id: what a value of that id with the 64-bit flag leaves in a\n"
+"decode's marks (an int only when it fits in 32 bits).");
 
 static PyTypeObject ReaderType = {
     PyVarObject_HEAD_INIT(NULL, 0)

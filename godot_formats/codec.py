@@ -45,12 +45,20 @@ from .wire import (
     u32_at,
 )
 
-__all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE"]
+__all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE",
+           "MARK_SMALL_INT64", "MARK_WIDE_REAL"]
 
 #: The engines refuse values nested deeper than this (Variant::MAX_RECURSION_DEPTH).
 DEFAULT_MAX_DEPTH = 1024
 #: The engines take a buffer length as an int32: no value is larger than this.
 DEFAULT_MAX_SIZE = 0x7FFFFFFF
+
+# Marks (Decoder.decode_marked): what a decode met with the 64-bit flag, where sibling versions part
+# (detection.sibling_marks), so that detection need not write the values again to tell them apart.
+#: An int with the 64-bit flag that fits in 32 bits (Godot 3.0 writes every int so; 3.1+ only wide ones).
+MARK_SMALL_INT64 = 1
+#: A real-valued math type or packed vector with the 64-bit flag (a double build writes them so).
+MARK_WIDE_REAL = 2
 
 # Re-exported: explain and the tests read these from here.
 __all__ += ["NODE_PATH_NEW_FORMAT", "COUNT_MASK", "INT32_MAX"]
@@ -268,8 +276,22 @@ class Decoder:
         # Headers of an untyped Array / Dictionary (no flag bits), opened by _Walk.leaves.
         array_id, dict_id = dialect.type_id("Array"), dialect.type_id("Dictionary")
         self._container_headers = (-1 if array_id is None else array_id, -1 if dict_id is None else dict_id)
+        self._flag_marks = bytes(self._flag_mark(name) for name in dialect.types)
         self.backend = "c" if accel.choose(backend) else "python"
         self._c = _CReader(self).reader if self.backend == "c" else None
+
+    def _flag_mark(self, name: str) -> int:
+        """The mark a value of this type with the 64-bit flag leaves (see MARK_SMALL_INT64)."""
+        spec = BY_NAME.get(name)
+        if spec is None:
+            return 0
+        if spec.family is Family.INT:
+            return MARK_SMALL_INT64
+        if spec.family is Family.MATH:
+            return MARK_WIDE_REAL if self.math_plan(spec)[1] is not None else 0
+        if spec.family is Family.PACKED and spec.component == REAL and self.dialect.math_flag_64:
+            return MARK_WIDE_REAL
+        return 0
 
     def _container_kind(self, name: str) -> int | None:
         """The frame kind of a type whose elements the stack reads, or None for a leaf."""
@@ -322,6 +344,18 @@ class Decoder:
 
         ``end`` bounds the value (e.g. a frame inside a larger buffer) without copying.
         """
+        return self._decode(data, offset, end, None)
+
+    def decode_marked(self, data: bytes | bytearray | memoryview, offset: int = 0,
+                      end: int | None = None) -> tuple[Any, int, int]:
+        """:meth:`decode`, and the marks (``MARK_*``, or-ed) of the values it read with the 64-bit flag:
+        what detection needs to know whether a sibling version could have written these bytes."""
+        marks: list[int] = []
+        value, end = self._decode(data, offset, end, marks)
+        return value, end, marks[0]
+
+    def _decode(self, data: bytes | bytearray | memoryview, offset: int, end: int | None,
+                marks: list[int] | None) -> tuple[Any, int]:
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
         end = len(buf) if end is None else min(end, len(buf))
         if offset < 0:  # Python would count it from the end
@@ -330,12 +364,17 @@ class Decoder:
             raise DecodeError(offset, f"{end - offset} bytes of input exceed max_size={self.max_size}")
         if self._c is not None:
             try:
-                return self._c.decode(buf, offset, end, self._dictionary_for)  # type: ignore[no-any-return]
+                if marks is None:
+                    return self._c.decode(buf, offset, end, self._dictionary_for)  # type: ignore[no-any-return]
+                return self._c.decode(buf, offset, end, self._dictionary_for, marks)  # type: ignore[no-any-return]
             except accel.cdecode.Fallback:  # type: ignore[union-attr]
-                pass  # something the compiled core leaves to the reference: it decides
+                pass  # something the compiled core leaves to the reference (its marks were not given): it decides
         walk = _Walk(self, buf, offset, end)
         try:
-            return walk.run()
+            result = walk.run()
+            if marks is not None:
+                marks.append(walk.marks)
+            return result
         finally:
             walk.release()  # let go of the input: a bytearray with views on it cannot be resized
 
@@ -571,7 +610,7 @@ class _CReader:
         table = tuple(self.entry(name) for name in d.types)
         self.reader = accel.cdecode.Reader(  # type: ignore[union-attr]
             d.type_mask, table, tuple(dec._readers), self.typed_array_head, self.typed_dict_head,
-            dec.max_depth, -1 if dec.max_elements is None else dec.max_elements)
+            dec.max_depth, -1 if dec.max_elements is None else dec.max_elements, dec._flag_marks)
 
     def entry(self, name: str) -> tuple[int, Any]:
         d = self.dec.dialect
@@ -627,7 +666,7 @@ class _Walk:
     """
 
     __slots__ = ("dec", "buf", "end", "base", "words", "ints", "floats", "nw", "base8", "w", "stack", "kind",
-                 "items", "add", "left", "key", "memo", "top", "elements_left", "text", "fast")
+                 "items", "add", "left", "key", "memo", "top", "elements_left", "text", "fast", "marks")
 
     def __init__(self, dec: Decoder, buf: Any, offset: int, end: int) -> None:
         self.dec, self.buf, self.end = dec, buf, end
@@ -646,6 +685,7 @@ class _Walk:
         # accepts, errors) goes to the String reader, which knows the rules.
         self.text: _Fn[[Any], str] = bytes.decode if type(buf) is bytes else _utf8
         self.fast = (*dec._fast_headers, dec._fixed, *dec._container_headers)
+        self.marks = 0  # Decoder.decode_marked: flagged values never take the fast paths, only one()
         self.w = 0
         self.rebase(offset)
 
@@ -772,6 +812,10 @@ class _Walk:
         reader = dec._readers[type_id] if type_id < len(dec._readers) else None
         if reader is not None:
             value, pos = reader(buf, pos, header, end)
+            if header & FLAG_64:
+                mark = dec._flag_marks[type_id]
+                if mark != MARK_SMALL_INT64 or -0x80000000 <= value <= 0x7FFFFFFF:
+                    self.marks |= mark
             self.add(value)
             self.left -= 1
         else:

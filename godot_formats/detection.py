@@ -27,22 +27,23 @@ Array), Godot 2 wins.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import attrs
 
-from .codec import Encoder, decoder_for
+from .codec import MARK_SMALL_INT64, MARK_WIDE_REAL, Encoder, decoder_for
 from .dialects import Dialect, dialect_names, get_dialect
 from .errors import DecodeError, GodotFormatsError
 from .framing import PREFIX_SIZE, join_frames, scan_frames, split_frames
 from .keys import same_value
+from .switches import IntFormat
 
 __all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "engine_order",
            "UNLISTED_ENGINES",
            "Layout", "Attempt", "LOST", "read_layout", "readings", "rank", "engine_dialects", "mostly_unread",
-           "writes_as", "reproduced"]
+           "writes_as", "reproduced", "sibling_marks", "cannot_beat"]
 
 #: Engine dialects registered unlisted (``dialect_names()`` leaves them out: without their
 #: markers their bytes are a listed version's) that detect() still tries, after the listed ones.
@@ -176,6 +177,7 @@ class Attempt:
     reproduces: bool | None = None  # None: not asked yet (see reproduced())
     slack: int = 0  # bytes of the frames it read after their values
     lost: tuple[tuple[int, DecodeError], ...] = ()  # past_errors: each record that did not decode, and why
+    marks: int = 0  # the decoder's marks over the records it read (codec.Decoder.decode_marked)
 
     @property
     def framed(self) -> bool:
@@ -213,9 +215,10 @@ def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bo
     failed: int | None = None
     unexplained = False
     lost: list[tuple[int, DecodeError]] = []
+    marks = 0
     for i, (start, end) in enumerate(layout.spans):
         try:
-            value, value_end = decoder.decode(data, start, end)
+            value, value_end, mark = decoder.decode_marked(data, start, end)
         except DecodeError as e:
             e = e.with_traceback(None)  # kept without its traceback, whose frames (this one too) hold the values
             if error is None:
@@ -232,9 +235,10 @@ def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bo
             break
         values.append(value)
         ends.append(value_end)
+        marks |= mark
     slack = sum(e for _, e in layout.spans[:len(ends)]) - sum(ends)
     return Attempt(dialect, layout, tuple(values), tuple(ends), error, failed, unexplained, slack=slack,
-                   lost=tuple(lost))
+                   lost=tuple(lost), marks=marks)
 
 
 class _Lost:
@@ -284,20 +288,81 @@ def _shared(dialect: Dialect, data: bytes, done: list[Attempt]) -> Attempt | Non
     return None
 
 
+@lru_cache(maxsize=64)
+def sibling_marks(dialect: Dialect, sibling: Dialect) -> int | None:
+    """The decoder marks (``codec.MARK_*``) that a reading by ``sibling`` of every record must show for
+    ``dialect`` to write those bytes exactly while the sibling does not; None: the two part in a way
+    with no rule here.
+
+    Where the sibling reads every record and shows none of these marks, the dialect could only tie it,
+    and a tie goes to the commoner sibling: the dialect need not be read, nor the sibling's values
+    written again to find out (that re-encoding was most of detection's cost).  Each rule stands for a
+    switch in which the two part; tests/test_detect.py checks every rule on both dialects' bytes.
+    """
+    marks = 0
+    for field in attrs.fields(Dialect):
+        if field.name in _NOT_IN_THE_BYTES or getattr(dialect, field.name) == getattr(sibling, field.name):
+            continue
+        rule = _PARTING.get(field.name)
+        mark = rule(dialect, sibling) if rule is not None else None
+        if mark is None:
+            return None
+        marks |= mark
+    return marks
+
+
+#: Switches that only the text, the conversions and detection's weights read (and the id index,
+#: which follows ``types``).
+_NOT_IN_THE_BYTES = frozenset({"name", "description", "notes", "native_names", "text_version", "prior", "sibling",
+                               "object_script", "object_classes", "_ids"})
+_Rule = Callable[[Dialect, Dialect], "int | None"]
+
+
+def _switch(name: str, mine: Any, theirs: Any, mark: int) -> _Rule:
+    """The dialect writes with ``name`` = ``mine`` where the sibling has ``theirs``: the bytes where
+    the two part carry ``mark`` (0: the dialect then fails or writes what the sibling reads alike)."""
+    return lambda d, s: mark if (getattr(d, name), getattr(s, name)) == (mine, theirs) else None
+
+
+#: One rule per switch in which an engine version parts from its sibling.
+_PARTING: dict[str, _Rule] = {
+    # Godot 3.0 writes every int with the 64-bit flag, 3.1+ only those past 32 bits.
+    "int_format": _switch("int_format", IntFormat.FLAG64, IntFormat.AUTO, MARK_SMALL_INT64),
+    # A double build writes real-valued math types and packed vectors with the flag, a single one never.
+    "real_is_double": _switch("real_is_double", True, False, MARK_WIDE_REAL),
+    # Without typed headers, a version reads their flag bits as nothing and writes none: it writes
+    # only blobs without them, which the sibling reads alike.
+    "typed_arrays": _switch("typed_arrays", False, True, 0),
+    "typed_dictionaries": _switch("typed_dictionaries", False, True, 0),
+    # Fewer ids (a prefix of the sibling's): it fails where the sibling reads the others.
+    "types": lambda d, s: 0 if s.types[:len(d.types)] == d.types else None,
+}
+
+
+def cannot_beat(dialect: Dialect, sibling: Attempt, data: bytes) -> bool:
+    """Whether ``dialect`` could at best tie its ``sibling``'s reading of ``data`` (which then wins)."""
+    if not sibling.read_all or sibling.slack:
+        return False
+    marks = sibling_marks(dialect, sibling.dialect)
+    if marks is None:
+        return reproduced(sibling, data)
+    return not sibling.marks & marks
+
+
 def readings(data: bytes, layouts: Sequence[Layout], dialects: Sequence[Dialect],
              allow_objects: bool = True, *, thorough: bool = True) -> list[Attempt]:
     """Every dialect's reading of every layout, each decoded once: dialects that read bytes alike
     (:data:`DECODES_LIKE`, :data:`READS_WHAT_IT_WRITES`, or one that writes the same bytes back for
     another's values) share one decoding.  Not ``thorough``: a dialect whose more common sibling
-    reads the layout and writes exactly its bytes is left out (it could only tie that sibling,
-    which outranks it), as the reader of a file needs only the winner."""
+    reads the layout without the marks of :func:`sibling_marks` is left out (it could
+    only tie that sibling, which outranks it), as the reader of a file needs only the winner."""
     out: list[Attempt] = []
     for layout in layouts:
         done: list[Attempt] = []
         by_name: dict[str, Attempt] = {}
         for d in dialects:
             sibling = by_name.get(d.sibling or "")
-            if not thorough and sibling is not None and reproduced(sibling, data):
+            if not thorough and sibling is not None and cannot_beat(d, sibling, data):
                 continue
             like = by_name.get(DECODES_LIKE.get(d.name, ""))
             writer = by_name.get(READS_WHAT_IT_WRITES.get(d.name, ""))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import engine_cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import values
@@ -409,3 +410,20 @@ def test_the_callers_code_gives_one_outcome_in_both_backends(make: Any) -> None:
         assert c[0] == "EncodeError ['save']: a dict changed size while it was written"
     if make is _raises:
         assert c == ("KeyError \"a bug of the caller's\"", 1)
+
+
+def test_marks_are_the_same_under_both_backends() -> None:
+    """The decoder's marks (what detection tells sibling versions by) are one rule in both backends."""
+    blobs = [(gf.dumps(v, d), d) for d in ("godot3.0", "godot4-double") for v in (
+        5, -1, 1 << 40, [1, [2, {"k": gf.Vector2(1, 2)}]], gf.PackedVector3Array([gf.Vector3(1, 2, 3)]),
+        gf.Color(1, 0, 0))]
+    blobs += [(bytes.fromhex(c["hex"]), e) for e in ("godot3", "godot4") for c in engine_cases(e) if c.get("hex")]
+    for blob, name in blobs:
+        reader = {"godot3.0": "godot3", "godot4-double": "godot4"}.get(name, name)
+        outcomes = []
+        for backend in ("c", "python"):
+            try:
+                outcomes.append(Decoder(get_dialect(reader), backend=backend).decode_marked(blob)[1:])
+            except gf.DecodeError as e:
+                outcomes.append(("error", e.offset))
+        assert outcomes[0] == outcomes[1], blob.hex()

@@ -244,13 +244,13 @@ def test_an_encrypted_configfile_is_still_a_save_file() -> None:
 def _count_decodes(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, int, int | None]]:
     """Every Decoder.decode call, by (dialect, offset, end)."""
     calls: Counter[tuple[str, int, int | None]] = Counter()
-    real = codec.Decoder.decode
+    real = codec.Decoder._decode  # decode and decode_marked both go through it
 
-    def counted(self: codec.Decoder, data: Any, offset: int = 0, end: int | None = None) -> Any:
+    def counted(self: codec.Decoder, data: Any, offset: int, end: int | None, marks: Any) -> Any:
         calls[(self.dialect.name, offset, end)] += 1
-        return real(self, data, offset, end)
+        return real(self, data, offset, end, marks)
 
-    monkeypatch.setattr(codec.Decoder, "decode", counted)
+    monkeypatch.setattr(codec.Decoder, "_decode", counted)
     return calls
 
 
