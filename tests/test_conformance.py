@@ -13,9 +13,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -23,7 +25,7 @@ import pytest
 from conftest import FIXTURES, read_jsonl
 
 import godot_formats as gf
-from godot_formats.conformance import ERROR, SAME, cases, judge
+from godot_formats.conformance import ERROR, SAME, _reaper, cases, judge
 from godot_formats.tool import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -378,7 +380,6 @@ def test_the_adapters_children_end_with_it(capsys: pytest.CaptureFixture[str], t
     """)
     run_cli(capsys, *ONE_RESTART, "-d", "godot3", "--", *command)
     pid = int(pid_file.read_text())
-    import time
     for _ in range(50):  # the kill is asynchronous; the child is reaped by init
         try:
             os.kill(pid, 0)
@@ -390,3 +391,57 @@ def test_the_adapters_children_end_with_it(capsys: pytest.CaptureFixture[str], t
         time.sleep(0.1)
     else:
         pytest.fail(f"the adapter's child {pid} outlived the run")
+
+
+def _gone(pid: int) -> bool:
+    """Ended (or a zombie waiting for whoever adopted it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not _reaper.available(), reason="no child subreaper on this system (Linux only)")
+@pytest.mark.parametrize("how", ["exits", "hangs"])
+def test_daemons_that_leave_the_session_end_with_the_adapter(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                             how: str) -> None:
+    """A helper that calls setsid() and forks twice (a daemon) is out of the adapter's process group: the
+    reaper the adapter runs under adopts it and kills it when the adapter ends, or is stopped."""
+    pid_file = tmp_path / "daemon.pid"
+    command = python_adapter(tmp_path, f"""
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                open({str(pid_file)!r} + ".tmp", "w").write(str(os.getpid()))
+                os.rename({str(pid_file)!r} + ".tmp", {str(pid_file)!r})
+                os.closerange(0, 3)
+                time.sleep(600)
+            os._exit(0)
+        while not os.path.exists({str(pid_file)!r}):
+            time.sleep(0.01)
+        for line in sys.stdin:
+            if {how!r} == "hangs":
+                time.sleep(600)
+            print("garbage", flush=True)
+    """)
+    run_cli(capsys, *ONE_RESTART, "--timeout", "1", "--start-timeout", "1", "-d", "godot3", "--", *command)
+    pid = int(pid_file.read_text())
+    for _ in range(100):  # the last kill may still be landing
+        if _gone(pid):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"the adapter's daemon {pid} outlived the run")
+
+
+@pytest.mark.skipif(not _reaper.available(), reason="no child subreaper on this system (Linux only)")
+def test_the_reaper_exits_as_the_adapter_did() -> None:
+    reaper = [sys.executable, "-I", _reaper.__file__, "--"]
+    assert subprocess.run([*reaper, sys.executable, "-c", "raise SystemExit(9)"]).returncode == 9
+    killed = subprocess.run([*reaper, sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGUSR1)"])
+    assert killed.returncode == -signal.SIGUSR1
+    missing = subprocess.run([*reaper, "/no/such/adapter"], capture_output=True, text=True)
+    assert missing.returncode == 127 and "cannot start '/no/such/adapter'" in missing.stderr

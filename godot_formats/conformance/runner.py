@@ -8,11 +8,14 @@ flight fails that case with what the line was.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
 from ..errors import GodotFormatsError
-from . import Case, Verdict, judge
+from . import Case, Verdict, _reaper, judge
 
 #: The longest adapter line quoted in a report.
 QUOTE = 160
@@ -68,8 +71,10 @@ class Adapter:
     def start(self) -> None:
         try:
             # Buffered pipes (answers are read a chunk at a time, not a byte per system call), and a
-            # session of its own, so that stop() ends the adapter with every process it started.
-            proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            # session of its own, so that stop() ends the adapter with every process it started;
+            # under the reaper (Linux), even those that left the session.
+            _check_command(self.command)
+            proc = subprocess.Popen(_reaped(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, bufsize=_PIPE_BUFFER,
                                     start_new_session=hasattr(os, "killpg"))
         except (OSError, ValueError) as e:
@@ -114,9 +119,13 @@ class Adapter:
         try:
             status = proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            status = proc.wait()
-        _kill_group(proc.pid)  # what it started and left running goes too
+            proc.terminate()  # the reaper kills the adapter and everything it started, then exits
+            try:
+                status = proc.wait(timeout=_REAPER_GRACE)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                status = proc.wait()
+        _kill_group(proc.pid)  # what it started and left running in its session goes too
         return status
 
     def _exit_status(self) -> str:
@@ -203,6 +212,28 @@ def _read_lines(stream: IO[bytes], put: Callable[[bytes | None], None]) -> None:
         pass
     finally:
         put(None)
+
+
+#: Seconds the reaper has to end an adapter's processes before it is killed itself.
+_REAPER_GRACE = 5.0
+
+
+def _reaped(command: list[str]) -> list[str]:
+    """The command run under the reaper (which outlives nothing it started), where the system has one."""
+    if not _reaper.available():
+        return command
+    return [sys.executable, "-I", _reaper.__file__, "--", *command]
+
+
+def _check_command(command: list[str]) -> None:
+    """The error starting ``command`` would give, raised before the reaper runs it (which would only
+    exit with 127)."""
+    exe = command[0] if command else ""
+    found = shutil.which(exe) if os.sep not in exe else exe
+    if found is None or not os.path.exists(found):
+        raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise OSError(errno.EACCES, os.strerror(errno.EACCES))
 
 
 def _kill_group(pid: int) -> None:
