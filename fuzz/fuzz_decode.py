@@ -132,12 +132,22 @@ def check(data: bytes, _retimed: bool = False) -> None:
         second = encoder.encode(again)
         if first != second and not _known(decoder.dialect, value):
             raise AssertionError(f"{where}: not a fixed point\n{first.hex()}\n{second.hex()}")
+    open_as_a_file(data)
     elapsed = time.perf_counter() - started
     if elapsed > SLOW_SECONDS and not _retimed:
         # Both cores are shared: only an input that is slow every time is a finding.
         elapsed = min([elapsed] + [_timed(data) for _ in range(2)])
         if elapsed > SLOW_SECONDS:
             _save("slow", data, f"{elapsed:.2f} s for {len(data)} bytes")
+
+
+def open_as_a_file(data: bytes) -> None:
+    """The same bytes as a save file (layers, framing, detection: ``gf.open``): a result or the
+    library's error, within the decompression budget."""
+    try:
+        gf.open(data)
+    except gf.GodotFormatsError:
+        pass
 
 
 def _timed(data: bytes) -> float:
@@ -174,10 +184,20 @@ def seed_blobs() -> list[bytes]:
     return blobs
 
 
+def hostile_seeds() -> list[bytes]:
+    """Small instances of the hostile file shapes (benchmarks/hostile.py, issue 26): compressed
+    layers that declare more than they hold, Zstd blocks of empty frames, records of Nil."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import hostile
+
+    return [shape(n) for shape in hostile.SHAPES.values() for n in (64, 1024, MAX_SEED_BYTES // 2)
+            if len(shape(n)) <= MAX_SEED_BYTES]
+
+
 def write_seeds(directory: Path) -> int:
     directory.mkdir(parents=True, exist_ok=True)
     written = 0
-    for blob in seed_blobs():
+    for blob in seed_blobs() + hostile_seeds():
         target = directory / hashlib.sha1(blob).hexdigest()
         if not target.exists():
             target.write_bytes(blob)

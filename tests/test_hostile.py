@@ -665,6 +665,22 @@ def test_fuzz_corpus_replays_with_only_decode_errors() -> None:
                 pass
 
 
+def test_fuzz_corpus_opens_as_files_with_only_library_errors() -> None:
+    """Every input in fuzz/corpus as a save file (layers, framing, detection), as the fuzz target
+    opens it too: a result or the library's error.  The corpus holds the hostile file shapes of
+    issue 26 (compressed layers that declare more than they hold, blocks of empty Zstd frames)."""
+    corpus = sorted((Path(__file__).resolve().parent.parent / "fuzz" / "corpus").iterdir())
+    layered = 0
+    for path in corpus:
+        blob = path.read_bytes()
+        layered += blob[:4] == b"GCPF"
+        try:
+            gf.open(blob)
+        except gf.GodotFormatsError:
+            pass
+    assert layered >= 6
+
+
 def test_loss_paths_under_a_deep_path_cost_each_level_once() -> None:
     """Issue 26: N losses under a path M levels deep were rendered in N x M steps (288 KB took 16 s)."""
     from godot_formats import conversion
