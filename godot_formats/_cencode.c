@@ -767,14 +767,19 @@ static int next_child(Stack *st, PyObject **child, int *owned)
     *child = NULL;
     switch (f->kind) {
     case K_LIST:
-        /* The leaf callback runs Python code: a list it changed is not what the count says. */
-        if (PyList_GET_SIZE(f->obj) != f->size)
-            return changed_size(f->obj, "a list changed size while it was written");
+        /* The leaf callback runs Python code: a list it changed is not what the count says.  As
+         * the reference (codec.Encoder.elements), the elements up to the count are written while
+         * there are that many, and the size is checked at the end: the caller's code runs as
+         * often in both, and a list it keeps growing ends at the count. */
         if (f->pos < f->size) {
+            if (f->pos >= PyList_GET_SIZE(f->obj))
+                return changed_size(f->obj, "a list changed size while it was written");
             *child = PyList_GET_ITEM(f->obj, f->pos);
             f->pos++;
             return 0;
         }
+        if (PyList_GET_SIZE(f->obj) != f->size)
+            return changed_size(f->obj, "a list changed size while it was written");
         break;
     case K_TUPLE:
         if (f->pos < f->size) {

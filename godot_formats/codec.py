@@ -17,7 +17,7 @@ import operator
 import struct
 from array import array
 from functools import cache, lru_cache, partial
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from typing import Any, Iterator
 from typing import Callable as _Fn
 
@@ -1144,7 +1144,9 @@ class Encoder:
         """The elements of an Array still to write: none when it was written in one go."""
         if len(value) >= 16 and self._uniform_elements(out, value):
             return None
-        return iter(value) if value else None
+        # At most the count written: a list that the caller's code grows while it is written ends
+        # there (and is refused then, by _pop), as in the compiled core.
+        return islice(value, len(value)) if value else None
 
     def _uniform_elements(self, out: bytearray, value: Any) -> bool:
         """Write a list made only of int32s (or only of float32-exact floats) at C speed.

@@ -360,6 +360,19 @@ def _grows(encoder: Encoder, calls: list[int]) -> Any:
     return {"inv": inventory, "gold": 100}
 
 
+def _grows_forever(encoder: Encoder, calls: list[int]) -> Any:
+    """Each element's code appends another such element: the reference's list iterator never ended."""
+    inventory: list[Any] = []
+
+    class Again(str):
+        def encode(self, *args: Any, **kwargs: Any) -> bytes:
+            calls[0] += 1
+            inventory.append(Again("more"))
+            return str.encode(self, *args, **kwargs)
+    inventory.append(Again("first"))
+    return {"inv": inventory}
+
+
 def _mutates_a_dict(encoder: Encoder, calls: list[int]) -> Any:
     d: dict[str, Any] = {"a": 1}
 
@@ -389,7 +402,7 @@ def _refused(encoder: Encoder, calls: list[int]) -> Any:
     return {"k": [Counted("z"), gf.Vector2i(1, 2), 2**70]}  # a refusal after the caller's code ran
 
 
-@pytest.mark.parametrize("make", [_reentrant, _grows, _mutates_a_dict, _raises, _refused],
+@pytest.mark.parametrize("make", [_reentrant, _grows, _grows_forever, _mutates_a_dict, _raises, _refused],
                          ids=lambda f: f.__name__.strip("_"))
 def test_the_callers_code_gives_one_outcome_in_both_backends(make: Any) -> None:
     import sys
@@ -406,10 +419,49 @@ def test_the_callers_code_gives_one_outcome_in_both_backends(make: Any) -> None:
     assert c[1] == python[1], (c, python)
     if make is _grows:
         assert c[0] == "EncodeError ['inv']: a list changed size while it was written"
+    if make is _grows_forever:
+        assert c == ("EncodeError ['inv']: a list changed size while it was written", 1)
     if make is _mutates_a_dict:
         assert c[0] == "EncodeError ['save']: a dict changed size while it was written"
     if make is _raises:
         assert c == ("KeyError \"a bug of the caller's\"", 1)
+
+
+def _shaped_leaf(kind: str, parent: list[Any], calls: list[int]) -> Any:
+    """A leaf that runs the caller's code when written: counts, raises, or grows its parent list."""
+    class Shaped(str):
+        def encode(self, *args: Any, **kwargs: Any) -> bytes:
+            calls[0] += 1
+            if kind == "raises":
+                raise KeyError("the caller's bug")
+            if kind == "grows":
+                parent.append("INJECTED")
+            return str.encode(self, *args, **kwargs)
+    return Shaped(kind)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_callers_code_anywhere_in_a_value_gives_one_outcome(data: st.DataObject) -> None:
+    """The shapes above, in random values at random depths: the same bytes or error, and the caller's
+    code run as often, in both backends."""
+    base = data.draw(values("godot4"))
+    kinds = data.draw(st.lists(st.sampled_from(["counts", "raises", "grows"]), min_size=1, max_size=4))
+    depths = data.draw(st.lists(st.integers(0, 5), min_size=len(kinds), max_size=len(kinds)))
+    scalars = data.draw(st.booleans())
+
+    def make(encoder: Encoder, calls: list[int]) -> Any:
+        top: list[Any] = [base]
+        for kind, depth in zip(kinds, depths):
+            parent = top
+            for _ in range(depth):
+                inner: list[Any] = [1.5, "s"] if scalars else []
+                parent.append(inner)
+                parent = inner
+            parent.append(_shaped_leaf(kind, parent, calls))
+        return {"save": top, "after": base}
+
+    assert _callers_outcome("c", make) == _callers_outcome("python", make)
 
 
 def test_marks_are_the_same_under_both_backends() -> None:
