@@ -23,10 +23,10 @@ from .api import DEFAULT_DIALECT, decode, dump, dumps, load, loads
 from .codec import Decoder, Encoder
 from .codec import decoder_for as decoder_for
 from .codec import encoder_for as encoder_for
-from .conversion import convert, convert_value, convert_with_report
+from .conversion import Loss, convert, convert_value, convert_with_report
 from .detection import Candidate, detect, is_ambiguous
 from .dialects import Dialect, dialect_names, get_dialect
-from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
+from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError
 from .fileaccess import FileAccess
 from .savefile import AmbiguousDialectError, SaveFile
 from .savefile import open as open  # noqa: A004  (gf.open, as tarfile.open)

@@ -5,7 +5,7 @@ Godot 3's ``Quat`` is Godot 4's ``Quaternion``, ``Transform`` is ``Transform3D``
 ``PoolIntArray`` is ``PackedInt32Array``, type ids move, a Godot 3 RID (no payload)
 becomes RID 0.  None of that changes the data, so none of it is reported.
 
-Everything that *does* change or drop data is a :class:`~godot_formats.errors.Loss`
+Everything that *does* change or drop data is a :class:`Loss`
 with its path inside the value (``["player"]["inventory"][3]``, ``.scancode``,
 ``<key Vector2i(1, 2)>`` for a dictionary key itself):
 
@@ -52,15 +52,15 @@ from .dialects import (
     RidFormat,
     get_dialect,
 )
-from .errors import ConversionError, EncodeError, Loss
-from .keys import Memo, python_keys_agree
+from .errors import ConversionError, EncodeError
+from .keys import Memo, python_keys_agree, same_value
 from .registry import INT32_MAX, INT32_MIN, REGISTRY, Downgrade, Family, TypeSpec, nesting_error, spec_for
 from .registry import float32 as _to_f32
 from .registry import is_float32 as _is_f32
 from .switches import REAL
 
 __all__ = [
-    "POLICIES", "Downgrade", "DOWNGRADES", "PropertyRule", "ClassRule", "CLASS_RULES",
+    "Loss", "POLICIES", "Downgrade", "DOWNGRADES", "PropertyRule", "ClassRule", "CLASS_RULES",
     "KEYCODE_RANGES", "convert", "convert_value", "convert_with_report", "format_path_key",
 ]
 
@@ -128,6 +128,26 @@ DOWNGRADES: dict[str, Downgrade] = {spec.name: spec.downgrade for spec in REGIST
 #: Value maps return the converted value and, when the meaning changes, why.
 ValueMap = _Fn[[Any], "tuple[Any, str | None]"]
 
+
+@attrs.frozen
+class Loss:
+    """One change a conversion made (or would make) to the data."""
+
+    path: str
+    reason: str
+    before: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _same_data(a, b)), hash=False)
+    after: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _same_data(a, b)), hash=False)
+
+    def __str__(self) -> str:
+        return f"{self.path or '<root>'}: {self.reason}"
+
+
+def _same_data(a: Any, b: Any) -> bool:
+    """Losses compare their values as data: a NaN in one is the NaN in the other."""
+    try:
+        return same_value(a, b)
+    except (TypeError, ValueError):
+        return bool(a == b)
 
 @attrs.frozen
 class PropertyRule:
@@ -747,7 +767,7 @@ def convert_value(value: Any, source: DialectLike, target: DialectLike, *,
                   policy: str = "strict") -> tuple[Any, list[Loss]]:
     """Rebuild ``value`` (read in ``source``) so that ``target`` can write it.
 
-    Returns the converted value and every :class:`~godot_formats.errors.Loss`
+    Returns the converted value and every :class:`Loss`
     (empty when nothing changed but names).  Under ``policy="strict"`` any loss
     raises :class:`~godot_formats.errors.ConversionError` with all of them.
     The same dialect on both sides returns ``value`` as is.

@@ -7,13 +7,16 @@ to point at the exact spot.
 
 from __future__ import annotations
 
-__all__ = ["GodotFormatsError", "quoted", "QUOTED", "DecodeError", "EncodeError", "ConversionError", "Loss",
+__all__ = ["GodotFormatsError", "quoted", "QUOTED", "DecodeError", "EncodeError", "ConversionError",
            "AmbiguousDialectError",
            "DamagedFileError", "NotBinaryError", "LostRecord"]
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import attrs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .conversion import Loss  # what a ConversionError lists: the conversion's own record
 
 
 class GodotFormatsError(ValueError):
@@ -118,28 +121,6 @@ class EncodeError(GodotFormatsError):
         self.reason = reason
         self.path = path
         super().__init__(f"{path}: {reason}" if path else reason)
-
-
-@attrs.frozen
-class Loss:
-    """One change a conversion made (or would make) to the data."""
-
-    path: str
-    reason: str
-    before: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _same(a, b)), hash=False)
-    after: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _same(a, b)), hash=False)
-
-    def __str__(self) -> str:
-        return f"{self.path or '<root>'}: {self.reason}"
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Losses compare their values as data: a NaN in one is the NaN in the other."""
-    from .keys import same_value
-    try:
-        return same_value(a, b)
-    except (TypeError, ValueError):
-        return bool(a == b)
 
 
 class ConversionError(GodotFormatsError):

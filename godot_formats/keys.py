@@ -37,6 +37,10 @@ Three properties matter for untrusted data, and each has one place here:
   holding it keeps alive).  A Godot 3 Dictionary compares by reference, so a
   key that is or holds one is equal only to the same object.  Objects compare
   by reference in both engines, and so does a container that contains itself.
+
+This module sits below the value classes (:mod:`godot_formats.types`) and imports none of them:
+a class says what kind of key it is by its ``_key_kind`` (one of the ``KIND_*`` names below), and
+registers with :func:`holds_no_float` when none of its values holds a float.
 """
 
 from __future__ import annotations
@@ -44,17 +48,36 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterator, Mapping
-from functools import cache
 from itertools import chain
 from operator import ne
 from typing import Any
 
 import attrs
 
-from . import types as t
-
 __all__ = ["python_keys_agree", "KeyRules", "GODOT3_KEYS", "GODOT4_KEYS", "SAME_CONTENT", "godot_key", "same_value",
-           "has_nan"]
+           "has_nan", "holds_no_float", "KIND_TEXT", "KIND_COMPONENTS", "KIND_STRINGS", "KIND_PACKED", "KIND_NODE_PATH",
+           "KIND_OBJECT", "KIND_TYPED_ARRAY", "KIND_TYPED_DICTIONARY"]
+
+# A value class's ``_key_kind``: how its values are told apart as keys.
+#: Text, as a ``str`` (StringName: Godot 4 takes it as the String of the same text).
+KIND_TEXT = "text"
+#: Numbers in a fixed order (vectors, Color, Quaternion: the Components tuples).
+KIND_COMPONENTS = "components"
+#: A PackedStringArray: not an Array of the same strings, which Godot keeps apart.
+KIND_STRINGS = "strings"
+#: A packed array of numbers (its ``data`` is an ``array.array``).
+KIND_PACKED = "packed"
+#: A NodePath (``names``, ``subnames``, ``absolute``).
+KIND_NODE_PATH = "node_path"
+#: An Object (``class_name``, ``properties``): a container, by reference in both engines.
+KIND_OBJECT = "object"
+#: A typed Array (``element_type``) and a typed Dictionary (``key_type``, ``value_type``).
+KIND_TYPED_ARRAY = "typed_array"
+KIND_TYPED_DICTIONARY = "typed_dictionary"
+
+
+def _kind(value: Any) -> str | None:
+    return getattr(type(value), "_key_kind", None)
 
 
 @attrs.frozen
@@ -135,7 +158,7 @@ def has_nan(value: Any) -> bool:
     """Whether a math value (or a float) has a NaN component."""
     if type(value) is float:
         return value != value
-    if isinstance(value, t.Components):
+    if _kind(value) == KIND_COMPONENTS:
         return any(c != c for c in value)
     if attrs.has(type(value)):
         return any(has_nan(c) for c in attrs.astuple(value, recurse=False))
@@ -166,7 +189,8 @@ def _scalar_id(value: Any, context: str, rules: KeyRules, owner: Any) -> Any:
     """The identity of a non-container; :data:`_CONTAINER` for one to walk; :data:`_APART` for a NaN that
     makes its key equal to nothing else."""
     tp = type(value)
-    if tp is str or tp is t.StringName:
+    kind = getattr(tp, "_key_kind", None)
+    if tp is str or kind == KIND_TEXT:
         return b"s" + value.encode("utf-8", "surrogatepass")
     if tp is int:
         return b"i" + format(value, "x").encode()
@@ -178,21 +202,21 @@ def _scalar_id(value: Any, context: str, rules: KeyRules, owner: Any) -> Any:
         return b"b1" if value else b"b0"
     if value is None:
         return b"n"
-    if isinstance(value, t.PackedStringArray):  # not an Array of the same strings: Godot keeps them apart
+    if kind == KIND_STRINGS:  # not an Array of the same strings: Godot keeps them apart
         return _parts(b"S", value)
-    if isinstance(value, t.Components):
+    if kind == KIND_COMPONENTS:
         return _math_id(value)
-    if isinstance(value, (list, tuple, Mapping, t.Object)):
+    if isinstance(value, (list, tuple, Mapping)) or kind == KIND_OBJECT:
         return _CONTAINER
     if isinstance(value, (bytes, bytearray, memoryview)):
         try:
             return b"B" + bytes(value)
         except ValueError:  # a released memoryview: no bytes to compare, equal only to itself
             return _APART
-    if isinstance(value, t.PackedArray):
+    if kind == KIND_PACKED:
         ident = _packed_id(value, rules, owner)
         return _APART if ident.startswith(b"r") else ident
-    if isinstance(value, t.NodePath):
+    if kind == KIND_NODE_PATH:
         return _parts(b"N" + (b"/" if value.absolute else b"") + str(len(value.names)).encode() + b":",
                       value.names + value.subnames)
     if attrs.has(tp):  # math types, RID, Signal, Callable, EncodedObjectAsID
@@ -202,7 +226,7 @@ def _scalar_id(value: Any, context: str, rules: KeyRules, owner: Any) -> Any:
 
 def _children(value: Any) -> Iterator[tuple[Any, str]]:
     """A container's children in order, each with where it sits (its NaN context)."""
-    if isinstance(value, t.Object):
+    if _kind(value) == KIND_OBJECT:
         return chain.from_iterable(((k, "dict_key"), (v, "dict_value")) for k, v in value.properties.items())
     if isinstance(value, Mapping):
         return chain.from_iterable(((k, "dict_key"), (v, "dict_value")) for k, v in value.items())
@@ -210,14 +234,14 @@ def _children(value: Any) -> Iterator[tuple[Any, str]]:
 
 
 def _opening(value: Any) -> bytes:
-    if isinstance(value, t.Object):
+    kind = _kind(value)
+    if kind == KIND_OBJECT:
         return _parts(b"o", (value.class_name,))
+    if kind == KIND_TYPED_DICTIONARY:
+        return b"d" + _parts(b"T", (repr(value.key_type), repr(value.value_type)))
     if isinstance(value, Mapping):
-        head = b"d"
-        if isinstance(value, t.TypedDictionary):
-            head += _parts(b"T", (repr(value.key_type), repr(value.value_type)))
-        return head
-    if isinstance(value, t.TypedArray):
+        return b"d"
+    if kind == KIND_TYPED_ARRAY:
         return _parts(b"a", (repr(value.element_type),))
     return b"a"
 
@@ -244,7 +268,7 @@ def _container_id(root: Any, rules: KeyRules, memo: Memo) -> bytes:
         known = memo.get(id(c))
         if known is not None:
             return known[1]
-        if (rules.objects_by_reference and isinstance(c, t.Object)) or (
+        if (rules.objects_by_reference and _kind(c) == KIND_OBJECT) or (
                 rules.dict_by_reference and isinstance(c, Mapping)):
             ident = _by_reference(c)
             memo[id(c)] = (c, ident)
@@ -299,11 +323,13 @@ def same_value(a: Any, b: Any) -> bool:
     return godot_key(a, SAME_CONTENT, memo) == godot_key(b, SAME_CONTENT, memo)
 
 
-@cache
-def _nan_free() -> frozenset[type]:
-    """Key types that hold no float (built on first use: this module loads before the types)."""
-    return frozenset({str, int, bool, type(None), t.StringName, bytes, t.NodePath, t.RID,
-                      t.EncodedObjectAsID, t.Signal, t.Callable})
+#: Key types that hold no float: a dict keyed only by these needs no NaN check.
+_NAN_FREE: set[type] = {str, int, bool, type(None), bytes}
+
+
+def holds_no_float(*classes: type) -> None:
+    """Register value classes none of whose values holds a float (StringName, NodePath, RID ...)."""
+    _NAN_FREE.update(classes)
 
 
 def python_keys_agree(d: dict[Any, Any]) -> bool:
@@ -315,7 +341,7 @@ def python_keys_agree(d: dict[Any, Any]) -> bool:
     or vector key) is one pass of ``type``.
     """
     kinds = set(map(type, d))
-    nan_free = _nan_free()
+    nan_free = _NAN_FREE
     if kinds <= nan_free:
         return True
     if float in kinds and any(map(ne, d, d)):  # only NaN differs from itself

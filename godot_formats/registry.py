@@ -42,8 +42,8 @@ from .switches import F32, F64, I32, I64, REAL, U8
 
 __all__ = [
     "Family", "Field", "Downgrade", "TypeSpec", "REGISTRY", "BY_NAME", "spec_for", "spec_named", "type_name_of",
-    "names_for_major", "is_array", "is_dictionary", "float32", "is_float32", "pad4",
-    "nesting_error", "INT32_MIN", "INT32_MAX",
+    "godot_type_name", "GODOT_TYPE_NAMES", "names_for_major", "is_array", "is_dictionary", "float32", "is_float32",
+    "pad4", "nesting_error", "INT32_MIN", "INT32_MAX",
 ]
 
 INT32_MIN, INT32_MAX = -0x80000000, 0x7FFFFFFF
@@ -396,6 +396,8 @@ REGISTRY: tuple[TypeSpec, ...] = (
 
 BY_NAME: dict[str, TypeSpec] = {spec.name: spec for spec in REGISTRY}
 _BY_CLASS: dict[type, TypeSpec] = {cls: spec for spec in REGISTRY for cls in spec.classes}
+#: Class -> Godot 4 type name, for every class a row stands for.
+GODOT_TYPE_NAMES: dict[type, str] = {cls: spec.name for cls, spec in _BY_CLASS.items()}
 
 
 def spec_named(name: str) -> TypeSpec:
@@ -429,6 +431,23 @@ def type_name_of(value: Any) -> str | None:
     """The Godot 4 type name of ``value`` (see :func:`spec_for`), or None."""
     spec = spec_for(value)
     return None if spec is None else spec.name
+
+
+def godot_type_name(value: Any, names: Mapping[type, str] | None = None) -> str | None:
+    """The Godot 4 type name of ``value`` (by its class, then its base classes), or None.
+
+    The rows say which classes stand for which type; ``names`` looks a value up in another
+    table instead, the same way.
+    """
+    if names is None:
+        return type_name_of(value)
+    name = names.get(type(value))
+    if name is None:
+        for cls in type(value).__mro__[1:]:
+            name = names.get(cls)
+            if name is not None:
+                break
+    return name
 
 
 def names_for_major(major: int) -> dict[str, str]:

@@ -30,10 +30,10 @@ from typing import IO, Any, Union
 import attrs
 
 from .codec import DEFAULT_MAX_DEPTH, encoder_for
-from .conversion import POLICIES, convert_value
+from .conversion import POLICIES, Loss, convert_value
 from .detection import writes_as
 from .dialects import Dialect, get_dialect
-from .errors import AmbiguousDialectError, ConversionError, DecodeError, EncodeError, Loss, LostRecord
+from .errors import AmbiguousDialectError, ConversionError, DecodeError, EncodeError, LostRecord
 from .files import write_atomic
 from .framing import PREFIX_SIZE, FramingError, join_frames
 from .reading import (

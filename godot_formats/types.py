@@ -31,7 +31,23 @@ from typing import Any, ClassVar, TypeVar, overload
 import attrs
 
 from godot_formats import accel
-from godot_formats.keys import GODOT3_KEYS, GODOT4_KEYS, SAME_CONTENT, KeyRules, Memo, godot_key
+from godot_formats.keys import (
+    GODOT3_KEYS,
+    GODOT4_KEYS,
+    KIND_COMPONENTS,
+    KIND_NODE_PATH,
+    KIND_OBJECT,
+    KIND_PACKED,
+    KIND_STRINGS,
+    KIND_TEXT,
+    KIND_TYPED_ARRAY,
+    KIND_TYPED_DICTIONARY,
+    SAME_CONTENT,
+    KeyRules,
+    Memo,
+    godot_key,
+    holds_no_float,
+)
 
 __all__ = [
     "Components", "Vector2", "Vector2i", "Rect2", "Rect2i", "Vector3", "Vector3i", "Transform2D",
@@ -42,7 +58,7 @@ __all__ = [
     "PackedInt64Array", "PackedFloat32Array", "PackedFloat64Array",
     "PackedStringArray", "PackedVector2Array", "PackedVector3Array",
     "PackedColorArray", "PackedVector4Array", "godot_key", "value_repr", "KeyRules", "GODOT3_KEYS",
-    "GODOT4_KEYS", "GODOT_TYPE_NAMES", "godot_type_name", "InputEvent", "Image",  # noqa: F822  (made on first use)
+    "GODOT4_KEYS", "InputEvent", "Image",
 ]
 
 def _real(default: float = 0.0) -> Any:
@@ -71,6 +87,8 @@ class Components(tuple):  # type: ignore[type-arg]
     too, like Godot's indexing); equal only to the same type, never to a plain
     tuple or another vector; no tuple arithmetic.
     """
+
+    _key_kind: ClassVar[str] = KIND_COMPONENTS
 
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]] = ()
@@ -297,6 +315,8 @@ class StringName(str):
     which is also what Godot 4 does when both are used as Dictionary keys.
     """
 
+    _key_kind: ClassVar[str] = KIND_TEXT
+
     __slots__ = ()
 
     def __repr__(self) -> str:
@@ -309,6 +329,8 @@ class NodePath:
     Kept as its parts (names, subnames, absolute flag) because that is what
     the bytes hold; ``NodePath("a/b:c")`` parses the text form like Godot does.
     """
+
+    _key_kind: ClassVar[str] = KIND_NODE_PATH
 
     __slots__ = ("names", "subnames", "absolute")
     names: tuple[str, ...]
@@ -394,6 +416,8 @@ class Object:
     Godot 3 ``script`` property holds a nested :class:`Object` and a Godot 4.3+
     one holds a ``res://`` path string.
     """
+
+    _key_kind: ClassVar[str] = KIND_OBJECT
 
     class_name: str
     properties: dict[str, Any] = attrs.field(factory=dict)
@@ -510,6 +534,8 @@ def _as_container_type(t: ContainerType | str) -> ContainerType:
 
 class TypedArray(list):  # type: ignore[type-arg]
     """``Array[T]`` (Godot 4.3+): a list that remembers its element type."""
+
+    _key_kind: ClassVar[str] = KIND_TYPED_ARRAY
 
     __slots__ = ("element_type",)
 
@@ -633,6 +659,8 @@ def _rebuild_dictionary(cls: type[Dictionary], pairs: list[tuple[Any, Any]], rul
 class TypedDictionary(Dictionary):
     """``Dictionary[K, V]`` (Godot 4.4+); a side of ``None`` is untyped (Variant)."""
 
+    _key_kind: ClassVar[str] = KIND_TYPED_DICTIONARY
+
     __slots__ = ("key_type", "value_type")
 
     def __init__(
@@ -682,6 +710,8 @@ class PackedArray:
     :class:`Vector2` etc. only when indexed or iterated; their ``data`` may be
     float32 (``'f'``) or float64 (``'d'``, from a double-precision build).
     """
+
+    _key_kind: ClassVar[str] = KIND_PACKED
 
     __slots__ = ("data",)
     typecode: ClassVar[str]
@@ -861,6 +891,8 @@ class PackedStringArray(MutableSequence[str]):
     writing it back stays a copy: about a fifth more memory for short strings
     (``PackedStringArray(p)`` or ``p.copy()`` gives one without them).
     """
+
+    _key_kind: ClassVar[str] = KIND_STRINGS
 
     __slots__ = ("_items", "_wire", "_count", "_nul")
     _items: list[str] | None  # the strings, once made
@@ -1072,35 +1104,8 @@ def _strings_from_wire(wire: bytes, count: int, nul: bool) -> list[str]:
     return out
 
 
-def godot_type_name(value: Any, names: Mapping[type, str] | None = None) -> str | None:
-    """The Godot 4 type name of ``value`` (by its class, then its base classes), or None.
-
-    The registry's rows (:mod:`godot_formats.registry`) say which classes stand for which
-    type; ``names`` looks a value up in another table instead, the same way.
-    """
-    if names is None:
-        from .registry import type_name_of
-
-        return type_name_of(value)
-    name = names.get(type(value))
-    if name is None:
-        for cls in type(value).__mro__[1:]:
-            name = names.get(cls)
-            if name is not None:
-                break
-    return name
-
-
-def __getattr__(name: str) -> Any:
-    # GODOT_TYPE_NAMES (class -> Godot 4 type name) is read from the registry's rows, which
-    # import this module: made on first use.
-    if name == "GODOT_TYPE_NAMES":
-        from .registry import REGISTRY
-
-        table = {cls: spec.name for spec in REGISTRY for cls in spec.classes}
-        globals()["GODOT_TYPE_NAMES"] = table
-        return table
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Key types that hold no float: a dict keyed by nothing else needs no NaN check (keys.python_keys_agree).
+holds_no_float(StringName, NodePath, RID, EncodedObjectAsID, Signal, Callable)
 
 
 def is_nan_equal(a: Any, b: Any) -> bool:

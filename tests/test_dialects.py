@@ -210,9 +210,9 @@ def test_every_known_type_has_a_reader_and_a_writer() -> None:
     # The rows the codec takes math and packed types from are rows of known types, under their names.
     for rows in (D.MATH_TYPES, D.MATH_TYPES_BY_COLUMNS):
         for name, row in rows.items():
-            assert t.GODOT_TYPE_NAMES[row.cls] == name
+            assert registry.GODOT_TYPE_NAMES[row.cls] == name
     for name, (cls, _) in D.PACKED_TYPES.items():
-        assert t.GODOT_TYPE_NAMES[cls] == name
+        assert registry.GODOT_TYPE_NAMES[cls] == name
 
 
 def test_register_refuses_a_name_or_alias_already_taken() -> None:

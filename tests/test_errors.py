@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import godot_formats as gf
-from godot_formats.conversion import convert, convert_with_report
-from godot_formats.errors import ConversionError, DecodeError, EncodeError, GodotFormatsError, Loss
+from godot_formats.conversion import Loss, convert, convert_with_report
+from godot_formats.errors import ConversionError, DecodeError, EncodeError, GodotFormatsError
 
 
 def _nan() -> float:

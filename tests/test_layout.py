@@ -110,12 +110,26 @@ def _is_module(name: str) -> bool:
         return False
 
 
+def _type_only(tree: ast.AST) -> set[ast.AST]:
+    """The import statements under ``if TYPE_CHECKING:``: they name an interface for the type
+    checker and run nothing, so they are not arrows of the layout."""
+    out: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out |= {n for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
 def _imported(path: Path) -> set[str]:
-    """Every module of the package that ``path`` imports, at the top or inside a function."""
+    """Every module of the package that ``path`` imports, at the top or inside a function (not for
+    the type checker only)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _package_of(path)
     found: set[str] = set()
+    type_only = _type_only(tree)
     for node in ast.walk(tree):
+        if node in type_only:
+            continue
         if isinstance(node, ast.ImportFrom):
             base = (package[:len(package) - node.level + 1] if node.level else []) + (
                 node.module.split(".") if node.module else [])
@@ -138,6 +152,75 @@ def test_no_module_imports_a_floor_above_its_own() -> None:
             if _floor(target) > floor:
                 upward.append(f"{module} ({FLOORS[floor][0]}) imports {target} ({FLOORS[_floor(target)][0]})")
     assert upward == []
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (C extensions aside: they import nothing of ours)."""
+    modules = {_module_of(path): path for path in MODULES}
+
+    def owner(target: str) -> str | None:
+        while target not in modules:
+            if "." not in target:
+                return "" if target == "" or not _is_module(f"godot_formats.{target}") else None
+            target = target.rsplit(".", 1)[0]
+        return target
+    return {m: {o for o in map(owner, _imported(path)) if o is not None and o != m} for m, path in modules.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def test_no_import_circles() -> None:
+    """No module imports, even from inside a function, a module that imports it back (through any chain)."""
+    graph = _import_graph()
+    assert sum(map(len, graph.values())) > 200  # the graph is the package's, not an empty one
+    circles = _circles(graph)
+    detail = ["  ".join(f"{m} -> {sorted(graph[m] & set(group))}" for m in group) for group in circles]
+    assert circles == [], detail
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
 
 
 def test_the_floors_are_the_documented_ones() -> None:

@@ -29,9 +29,9 @@ from typing import IO, Any
 
 import attrs
 
-from ..conversion import POLICIES
+from ..conversion import POLICIES, Loss
 from ..dialects import dialect_names
-from ..errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError, Loss
+from ..errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError
 from ..reading import FRAMINGS
 from ..tool import (
     EXIT_BAD_INPUT,

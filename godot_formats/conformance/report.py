@@ -7,65 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from . import ENGINES, ERROR, SAME, Case, Verdict, first_difference
+from . import ENGINES, ERROR, SAME, Verdict, _one_line, describe_failure, hex_excerpt
 from .runner import Run
-
-#: Hex shown whole up to this many bytes; longer inputs are shown around the first difference.
-WHOLE = 48
-WINDOW = 32
-
-
-def _words(data: bytes) -> str:
-    return " ".join(data[i:i + 4].hex() for i in range(0, len(data), 4))
-
-
-def hex_excerpt(data: bytes, at: int | None = None) -> str:
-    """``data`` as hex in 4-byte words; when long, the bytes around offset ``at`` and where they are."""
-    if len(data) <= WHOLE:
-        return _words(data) if data else "(no bytes)"
-    start = max(0, ((at or 0) - 8) // 4 * 4)
-    part = data[start:start + WINDOW]
-    before = f"[{start}:] " if start else ""
-    after = f" ... ({len(data)} bytes)" if start + WINDOW < len(data) else f" ({len(data)} bytes)"
-    return before + _words(part) + after
-
-
-def _type_label(case: Case) -> str:
-    return f"{case.type} {case.type_name}" if case.type is not None else case.type_name
-
-
-def describe_failure(v: Verdict) -> list[str]:
-    """A failing (or passing) verdict as a few lines of text."""
-    c = v.case
-    objects = ", objects" if c.objects else ""
-    lines = [f"FAIL {c.dialect} {c.name} (type {_type_label(c)}{objects})" if not v.passed
-             else f"pass {c.dialect} {c.name} (type {_type_label(c)}{objects})"]
-    if c.expect == SAME:
-        at = first_difference(c, v.actual) if v.actual is not None else None
-        lines.append(f"  engine:   {_one_line(c.engine)}")
-        lines.append(f"  expected: {hex_excerpt(c.data, at)}")
-    else:
-        at = None
-        lines.append(f"  input:    {hex_excerpt(c.data)}")
-        lines.append(f"  engine:   refused it: {_one_line(c.engine) or '(no message)'}")
-    if v.actual is not None:
-        lines.append(f"  actual:   {hex_excerpt(v.actual, at)}")
-    elif v.error is not None:
-        lines.append(f"  actual:   refused: {_one_line(v.error)}")
-    else:
-        lines.append("  actual:   (no answer)")
-    why = v.reason
-    if c.mask and c.expect == SAME:
-        why += " (NodePath padding ignored at " + ", ".join(f"{a}-{b - 1}" for a, b in c.mask) + ")"
-    if why:
-        lines.append(f"  why:      {why}")
-    return lines
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " | ".join(part.strip() for part in text.strip().splitlines())
-    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _type_rows(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
