@@ -1,4 +1,4 @@
-"""The optional compiled core (godot_formats._cdecode, godot_formats._cencode).
+"""The optional compiled core (godot_formats.core._cdecode, godot_formats.core._cencode).
 
 Everything else is in pyproject.toml.  The extensions are optional: where no C compiler is
 found the build says so in one line and the package installs without them, and the
@@ -29,14 +29,14 @@ class OptionalBuildExt(build_ext):
             print(f"godot-formats: {ext.name} not built ({type(e).__name__}); using pure Python", file=sys.stderr)
 
 
-DEPENDS = ["godot_formats/_bigbuf.h"]
+DEPENDS = ["godot_formats/core/_bigbuf.h"]
 EXTRA = ["-O2", "-std=c99", "-Wall", "-Wno-unused-function"] if sys.platform != "win32" else []
 
 setup(
     ext_modules=[
-        Extension("godot_formats._cdecode", ["godot_formats/_cdecode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
+        Extension("godot_formats.core._cdecode", ["godot_formats/core/_cdecode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
                   optional=True),
-        Extension("godot_formats._cencode", ["godot_formats/_cencode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
+        Extension("godot_formats.core._cencode", ["godot_formats/core/_cencode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
                   optional=True),
     ],
     cmdclass={"build_ext": OptionalBuildExt},

@@ -700,7 +700,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", type=int, metavar="TOP", default=0,
                         help="also cProfile one decode and one encode per workload and backend, TOP functions")
     parser.add_argument("--codec", metavar="FILE", help="time the Decoder/Encoder of this codec.py "
-                        "(a modified copy of godot_formats/codec.py) instead of the package's")
+                        "(a modified copy of godot_formats/core/codec.py) instead of the package's")
     return parser
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential fuzzing of the compiled core against the reference, under AddressSanitizer.
 
-Why: godot_formats/_cdecode.c and _cencode.c parse and write hostile bytes in C.  Run by
+Why: godot_formats/core/_cdecode.c and _cencode.c parse and write hostile bytes in C.  Run by
 fuzz/run_compiled.sh, this target loads a copy of the package whose compiled core is built
 with ``-fsanitize=address,undefined`` (no recovery: any report aborts), and Python allocating
 with the system ``malloc`` (``PYTHONMALLOC=malloc``) so that an overread of an input buffer is

@@ -19,7 +19,7 @@ if [ "$mode" = fuzz ]; then seconds=$1; work=$2; else work=$1; shift; fi
 mkdir -p "$work/pkg" "$work/corpus" "$work/findings" "$here/corpus-compiled"
 rm -rf "$work/pkg/godot_formats"
 cp -r "$root/godot_formats" "$work/pkg/"
-rm -f "$work/pkg/godot_formats"/*.so
+rm -f "$work/pkg/godot_formats/core"/*.so
 suffix=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 flags="-fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1 -std=c99 -Wall"
 rt=$(clang -print-resource-dir 2>/dev/null)/lib/linux
@@ -42,7 +42,7 @@ else
 fi
 echo "run_compiled.sh: extensions built with $cc" >&2
 for m in _cdecode _cencode; do
-  $cc $flags -shared -fPIC $(python3-config --includes) "$root/godot_formats/$m.c" -o "$work/pkg/godot_formats/$m$suffix"
+  $cc $flags -shared -fPIC $(python3-config --includes) "$root/godot_formats/core/$m.c" -o "$work/pkg/godot_formats/core/$m$suffix"
 done
 export LD_PRELOAD="$preload"  # only now: the compilers above must not run under ASan
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1"

@@ -17,23 +17,26 @@ can be written in another.
 
 from __future__ import annotations
 
-from . import types
-from .accel import BACKEND as backend
+from typing import Any as _Any
+
+from . import _old_paths
 from .api import DEFAULT_DIALECT, decode, dump, dumps, load, loads
-from .codec import Decoder, Encoder
-from .codec import decoder_for as decoder_for
-from .codec import encoder_for as encoder_for
-from .conversion import Loss, convert, convert_value, convert_with_report
-from .detection import Candidate, detect, is_ambiguous
-from .dialects import Dialect, dialect_names, get_dialect
-from .errors import ConversionError, DecodeError, EncodeError, GodotFormatsError
-from .fileaccess import FileAccess
-from .savefile import AmbiguousDialectError, SaveFile
-from .savefile import open as open  # noqa: A004  (gf.open, as tarfile.open)
-from .streampeer import StreamPeerBuffer
-from .text import from_text, to_text
-from .types import *  # noqa: F401,F403  (the value model is part of the public API)
-from .version import __version__ as __version__
+from .core import types
+from .core.accel import BACKEND as backend
+from .core.codec import Decoder, Encoder
+from .core.codec import decoder_for as decoder_for
+from .core.codec import encoder_for as encoder_for
+from .core.dialects import Dialect, dialect_names, get_dialect
+from .core.errors import ConversionError, DecodeError, EncodeError, GodotFormatsError
+from .core.types import *  # noqa: F401,F403  (the value model is part of the public API)
+from .core.version import __version__ as __version__
+from .saves.conversion import Loss, convert, convert_value, convert_with_report
+from .saves.detection import Candidate, detect, is_ambiguous
+from .saves.fileaccess import FileAccess
+from .saves.savefile import AmbiguousDialectError, SaveFile
+from .saves.savefile import open as open  # noqa: A004  (gf.open, as tarfile.open)
+from .streams.streampeer import StreamPeerBuffer
+from .views.text import from_text, to_text
 
 __all__ = [
     "loads", "dumps", "load", "dump", "decode", "dialect_names", "get_dialect", "Dialect",
@@ -42,3 +45,9 @@ __all__ = [
     "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError",
     "StreamPeerBuffer", "FileAccess", "backend", *types.__all__,
 ]
+
+_old_paths.install()  # godot_formats.codec and the other flat paths of 0.3 still import
+
+
+def __getattr__(name: str) -> _Any:
+    return _old_paths.old_attribute(name)  # gf.codec, as the flat layout had it

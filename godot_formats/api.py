@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from .codec import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, decoder_for, encoder_for
-from .dialects import Dialect, get_dialect
+from .core.codec import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, decoder_for, encoder_for
+from .core.dialects import Dialect, get_dialect
 
 __all__ = ["loads", "dumps", "load", "dump", "decode", "DEFAULT_DIALECT"]
 
@@ -43,7 +43,7 @@ def decode(
     :class:`~godot_formats.errors.DamagedFileError` when none reads the bytes.
     """
     if dialect == "auto":
-        from .reading import read_value
+        from .saves.reading import read_value
         buf = memoryview(data).cast("B")[offset:end]
         reading = read_value(buf, allow_objects=allow_objects)
         if (max_depth, max_size, max_elements) == (DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, None):
@@ -97,7 +97,7 @@ def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, allow_objec
     the file.  ``byteorder="big"`` for files written with ``File.endian_swap`` /
     ``FileAccess.big_endian``.  A whole file with its layers: :func:`open`.
     """
-    from .stream import read_framed
+    from .streams.stream import read_framed
     return read_framed(fp, dialect, allow_objects=allow_objects, byteorder=byteorder,  # type: ignore[arg-type]
                        max_depth=max_depth)
 
@@ -109,6 +109,6 @@ def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *,
     Godot's ``get_var`` reads it back.  For the bare bytes of ``var_to_bytes``, write
     :func:`dumps` yourself.
     """
-    from .stream import write_framed
+    from .streams.stream import write_framed
     write_framed(fp, value, dialect, full_objects=full_objects, byteorder=byteorder,  # type: ignore[arg-type]
                  max_depth=max_depth)

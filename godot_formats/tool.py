@@ -18,13 +18,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .dialects import dialect_names
-from .errors import GodotFormatsError
-from .files import TEMP_MARK as TEMP_MARK  # the commands' shared helpers, re-exported
-from .files import is_temp_name as is_temp_name
-from .files import write_atomic as write_atomic
-from .files import write_target as write_target
-from .version import __version__
+from .core.dialects import dialect_names
+from .core.errors import GodotFormatsError
+from .core.version import __version__
+from .layers.files import TEMP_MARK as TEMP_MARK  # the commands' shared helpers, re-exported
+from .layers.files import is_temp_name as is_temp_name
+from .layers.files import write_atomic as write_atomic
+from .layers.files import write_target as write_target
 
 #: Subcommand modules in godot_formats.commands, in the order --help lists them.
 COMMANDS = ("dump", "load", "explain", "convert", "detect", "unwrap", "wrap", "edit", "set", "conformance", "engine")

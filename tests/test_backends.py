@@ -1,6 +1,6 @@
 """The compiled core against the reference: the same values, the same bytes, the same errors.
 
-The compiled core (godot_formats/_cdecode.c, _cencode.c) reads and writes the common values
+The compiled core (godot_formats/core/_cdecode.c, _cencode.c) reads and writes the common values
 itself and hands everything else back to the reference codec.  This feeds both backends the
 fuzz corpus (fuzz/corpus: engine fixture blobs and what coverage-guided fuzzing learnt from
 them), the engine fixtures, mutations of them, and Hypothesis values, and requires identical
@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 from conftest import engine_cases
+from godot_formats.codec import Decoder, Encoder
+from godot_formats.dialects import get_dialect
+from godot_formats.keys import same_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import values
 
 import godot_formats as gf
 from godot_formats import accel
-from godot_formats.codec import Decoder, Encoder
-from godot_formats.dialects import get_dialect
-from godot_formats.keys import same_value
 
 pytestmark = pytest.mark.skipif(accel.BACKEND != "c", reason="the compiled core is not built in this install "
                                 "(or GODOT_FORMATS_PURE is set): nothing to compare")

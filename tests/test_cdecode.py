@@ -1,4 +1,4 @@
-"""The compiled reader (godot_formats/_cdecode.c) on its own, against the reference decoder.
+"""The compiled reader (godot_formats/core/_cdecode.c) on its own, against the reference decoder.
 
 The compiled reader must, for any bytes, either raise ``_cdecode.Fallback`` (the reference
 then decides) or return exactly what the reference returns: the same value, type for
@@ -19,13 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from strategies import values
-
-import godot_formats as gf
-from godot_formats import codec
-from godot_formats import types as t
 from godot_formats.codec import Decoder
 from godot_formats.dialects import UNSUPPORTED, get_dialect
 from godot_formats.errors import DecodeError
@@ -33,8 +26,15 @@ from godot_formats.keys import same_value
 from godot_formats.registry import BY_NAME, Family
 from godot_formats.switches import I32, I64, FloatFormat, IntFormat, ObjectFormat
 from godot_formats.wire import COMPONENT_FORMATS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import values
 
-_cdecode = pytest.importorskip("godot_formats._cdecode", reason="the compiled reader is not built")
+import godot_formats as gf
+from godot_formats import codec
+from godot_formats import types as t
+
+_cdecode = pytest.importorskip("godot_formats.core._cdecode", reason="the compiled reader is not built")
 Fallback = _cdecode.Fallback
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The compiled writer (godot_formats/_cencode.c) against the reference Encoder.
+"""The compiled writer (godot_formats/core/_cencode.c) against the reference Encoder.
 
 The compiled writer either raises ``Fallback`` (or ``LeafError``: the reference's row writer
 refused a value, which the caller names) or returns exactly the reference's bytes; the common
@@ -20,19 +20,19 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, read_jsonl
+from godot_formats.codec import Decoder, Encoder
+from godot_formats.dialects import get_dialect
+from godot_formats.errors import DecodeError, EncodeError, GodotFormatsError
+from godot_formats.registry import REGISTRY, Family
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import INT32, INT64, TEXT, values
 
 from godot_formats import types as t
-from godot_formats.codec import Decoder, Encoder
-from godot_formats.dialects import get_dialect
-from godot_formats.errors import DecodeError, EncodeError, GodotFormatsError
-from godot_formats.registry import REGISTRY, Family
 
 if os.environ.get("GODOT_FORMATS_PURE", "") not in ("", "0"):
     pytest.skip("GODOT_FORMATS_PURE is set: the compiled core is off", allow_module_level=True)
-_cencode = pytest.importorskip("godot_formats._cencode", reason="the compiled writer is not built")
+_cencode = pytest.importorskip("godot_formats.core._cencode", reason="the compiled writer is not built")
 Fallback = _cencode.Fallback
 #: What the compiled writer does instead of writing: leave the value to the reference (Fallback), or
 #: say that the reference's row writer refused it (LeafError(value, error): the caller names the path).

@@ -1,6 +1,6 @@
 """Registry x views: every type row, through every view, says the same thing.
 
-The registry (godot_formats/registry.py) is the one place a type is described; the codec,
+The registry (godot_formats/core/registry.py) is the one place a type is described; the codec,
 the text form, JSON, ``explain``, the ``dump`` tree and the converter all read it.  This
 walks every row with a value of its type and checks that each view handles it, in every
 dialect that has the type, and agrees with the others: the codec reads back what it wrote,

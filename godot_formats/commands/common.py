@@ -15,11 +15,11 @@ from typing import Any
 
 import attrs
 
-from ..base64form import sniff_base64
-from ..dialects import Dialect, get_dialect
-from ..encryption import PasswordRequiredError, WrongPasswordError
-from ..errors import AmbiguousDialectError, DecodeError, GodotFormatsError, NotBinaryError
-from ..reading import LAYER_BY_NAME
+from ..core.dialects import Dialect, get_dialect
+from ..core.errors import AmbiguousDialectError, DecodeError, GodotFormatsError, NotBinaryError
+from ..layers.base64form import sniff_base64
+from ..layers.encryption import PasswordRequiredError, WrongPasswordError
+from ..saves.reading import LAYER_BY_NAME
 
 #: The environment variable read for the password when neither --password nor --key is given.
 PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
@@ -63,7 +63,7 @@ def add_salvage_option(parser: argparse.ArgumentParser) -> None:
 
 def credentials(args: argparse.Namespace) -> tuple[str | None, bytes | None]:
     """(password, key) from --password, --key or $GODOT_FORMATS_PASSWORD."""
-    from ..encryption import parse_key
+    from ..layers.encryption import parse_key
 
     password = getattr(args, "password", None)
     key_text = getattr(args, "key", None)
@@ -95,7 +95,7 @@ def dialect_arg(allow_auto: bool = True) -> Any:
 def open_save(data: bytes, args: argparse.Namespace, *, dialect: str | None = None, salvage: bool = False,
               allow_objects: bool | None = None, framing: str = "auto") -> Any:
     """``gf.open`` with the command's options; errors come out in the same words in every command."""
-    from ..savefile import open as open_file
+    from ..saves.savefile import open as open_file
 
     password, key = credentials(args)
     objects = getattr(args, "allow_objects", False) if allow_objects is None else allow_objects
@@ -133,7 +133,7 @@ def located(e: DecodeError) -> GodotFormatsError:
 
 def ambiguity(data: bytes, args: argparse.Namespace, candidates: list[str]) -> DetailedError:
     """The lines that say an ambiguous file is ambiguous, list its readings and say how to choose."""
-    from ..text import to_text
+    from ..views.text import to_text
 
     readings: dict[str, list[str]] = {}
     for name in candidates:
@@ -220,8 +220,8 @@ class Unwrapped:
 
 def peel(data: bytes, args: argparse.Namespace, *, max_size: int | None = None) -> Unwrapped:
     """Decrypt, decompress and un-base64 ``data`` as far as it goes (each layer once: reading.peel)."""
-    from ..reading import DEFAULT_MAX_FILE_SIZE
-    from ..reading import peel as peel_layers
+    from ..saves.reading import DEFAULT_MAX_FILE_SIZE
+    from ..saves.reading import peel as peel_layers
 
     password, key = credentials(args)
     try:
@@ -268,7 +268,7 @@ def only_comments(text: str) -> bool:
 
 def text_values(text: str, dialect: str | Dialect, expected: int | None = None) -> list[Any]:
     """The values of a text view: Godot text values one after another (``;`` comments between)."""
-    from ..text import TextDecodeError, from_text
+    from ..views.text import TextDecodeError, from_text
 
     d = get_dialect(dialect)
     if only_comments(text) and expected != 1:
@@ -291,7 +291,7 @@ def text_values(text: str, dialect: str | Dialect, expected: int | None = None) 
 
 def json_documents(text: str) -> tuple[dict[str, Any] | None, list[Any]]:
     """The header (a first document ``{"godot_formats_save": 1, ...}``) and the values of a JSON view."""
-    from ..jsonform import JSONFormatError, _parse_documents, from_json
+    from ..views.jsonform import JSONFormatError, _parse_documents, from_json
 
     docs = list(_parse_documents(text))
     header = None
@@ -324,7 +324,7 @@ def looks_like_json(text: str) -> bool:
 
 def refuse_existing(out: str, overwrite: bool) -> None:
     """``-o OUT`` never replaces an existing file without ``--overwrite``."""
-    from ..files import write_target
+    from ..layers.files import write_target
 
     if out == "-":
         return
@@ -335,7 +335,7 @@ def refuse_existing(out: str, overwrite: bool) -> None:
 
 def write_output(data: bytes, out: str | None, overwrite: bool, *, hex_out: bool = False) -> None:
     """Write bytes to ``-o OUT`` (atomically, never over a file unasked) or to standard output."""
-    from ..files import write_atomic
+    from ..layers.files import write_atomic
 
     if hex_out:
         print(data.hex())
@@ -354,7 +354,7 @@ def backup(path: Path, data: bytes) -> Path:
     """Keep ``data`` (the file before a change) as ``FILE.bak``, or ``FILE.bak.1``, ``.2`` ... when
     that exists: an existing backup is never replaced, and a backup is whole or absent (written
     under a temporary name, then linked into place: a kill never leaves half of one)."""
-    from ..files import create_atomic
+    from ..layers.files import create_atomic
 
     candidates = [path.with_name(path.name + ".bak")] + [path.with_name(f"{path.name}.bak.{i}")
                                                           for i in range(1, 1000)]
@@ -375,8 +375,8 @@ def backup(path: Path, data: bytes) -> Path:
 def write_back(path: Path, original: bytes, data: bytes) -> Path:
     """Replace ``path`` (which held ``original``) by ``data``: under a lock, only if the file is still
     what was read (else nothing is written), the version replaced kept as a backup, then atomically."""
-    from ..files import locked, write_atomic
-    from ..reading import read_bounded
+    from ..layers.files import locked, write_atomic
+    from ..saves.reading import read_bounded
 
     with locked(path):
         current, _ = read_bounded(path)
@@ -392,7 +392,7 @@ def write_back(path: Path, original: bytes, data: bytes) -> Path:
 
 def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
     """The file, its bytes and the save file, for a command that writes it back."""
-    from ..reading import read_bounded
+    from ..saves.reading import read_bounded
 
     if args.file == "-":
         raise GodotFormatsError("needs a file to write back, not standard input")

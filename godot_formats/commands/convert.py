@@ -29,10 +29,10 @@ from typing import IO, Any
 
 import attrs
 
-from ..conversion import POLICIES, Loss
-from ..dialects import dialect_names
-from ..errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError
-from ..reading import FRAMINGS
+from ..core.dialects import dialect_names
+from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError
+from ..saves.conversion import POLICIES, Loss
+from ..saves.reading import FRAMINGS
 from ..tool import (
     EXIT_BAD_INPUT,
     EXIT_USAGE,
@@ -245,7 +245,7 @@ def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, li
     """Convert one file's bytes through its one reading (``gf.open``) and ``SaveFile.to_bytes``: the
     layers migrate with the values (a Godot 3 encrypted save becomes a Godot 4 one with the same
     password and a fresh IV).  Returns (output, description, losses)."""
-    from ..savefile import open as open_file
+    from ..saves.savefile import open as open_file
     from .common import describe_layers, located
 
     password, key = credentials(args)

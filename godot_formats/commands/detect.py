@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from ..detection import Candidate, detect, is_ambiguous
-from ..dialects import get_dialect
-from ..errors import AmbiguousDialectError, DamagedFileError, DecodeError, GodotFormatsError, NotBinaryError
+from ..core.dialects import get_dialect
+from ..core.errors import AmbiguousDialectError, DamagedFileError, DecodeError, GodotFormatsError, NotBinaryError
+from ..saves.detection import Candidate, detect, is_ambiguous
 from ..tool import EXIT_BAD_INPUT, internal_error, one_line, printable, read_input
 
 
@@ -56,8 +56,8 @@ class Finding:
 
 def examine(data: bytes, args: argparse.Namespace) -> Finding:
     """The one reading of a file (:mod:`godot_formats.reading`, as every command makes it), in words."""
-    from ..reading import LAYER_BY_NAME, peel, read_peeled
-    from ..savefile import SaveFile
+    from ..saves.reading import LAYER_BY_NAME, peel, read_peeled
+    from ..saves.savefile import SaveFile
     from .common import credentials, describe_layers, located
 
     password, key = credentials(args)
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             data = read_input(path)
             found = examine(data, args)
             if args.documented:  # the documentation pages' readings too: a listing of its own
-                from ..reading import peel
+                from ..saves.reading import peel
                 from .common import credentials
                 password, key = credentials(args)
                 found.candidates = detect(peel(data, password=password, key=key).data, include_documented=True)

@@ -13,12 +13,12 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import types as t
-from ..dialects import Dialect, get_dialect
-from ..errors import AmbiguousDialectError, EncodeError, GodotFormatsError
-from ..explain import MAX_INDENT_DEPTH, indentation
-from ..registry import Family, TypeSpec, spec_for
+from ..core import types as t
+from ..core.dialects import Dialect, get_dialect
+from ..core.errors import AmbiguousDialectError, EncodeError, GodotFormatsError
+from ..core.registry import Family, TypeSpec, spec_for
 from ..tool import read_input
+from ..views.explain import MAX_INDENT_DEPTH, indentation
 from .inputs import add_input_options
 
 EPILOG = """\
@@ -259,7 +259,7 @@ def render_lines(values: list[Any], d: Dialect, args: argparse.Namespace) -> Ite
     cannot hold fails before anything is printed.
     """
     if args.form == "json":
-        from ..jsonform import dumps_json
+        from ..views.jsonform import dumps_json
 
         for v in values:
             yield dumps_json(v, None if args.compact else 2, packed_base64=args.base64)
@@ -271,7 +271,7 @@ def render_lines(values: list[Any], d: Dialect, args: argparse.Namespace) -> Ite
                 yield f"record {i}:"
             yield from tree_lines(v, d, max_elements=limit, indent="  ")
         return
-    from ..text import to_text
+    from ..views.text import to_text
 
     texts = []
     for v in values:
@@ -325,8 +325,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_text_keeps(values: list[Any], d: Dialect) -> None:
     """Say (on standard error) when Godot text does not keep a value exactly: nothing is lost silently."""
-    from ..codec import encoder_for
-    from ..text import from_text, to_text
+    from ..core.codec import encoder_for
+    from ..views.text import from_text, to_text
 
     encoder = encoder_for(d, True)
     for i, v in enumerate(values):

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import GodotFormatsError
+from ..core.errors import GodotFormatsError
 from ..tool import add_dialect_option
 from .common import (
     add_password_options,
@@ -66,8 +66,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _render(sf: Any, path: Path, as_json: bool, lossy: list[int]) -> str:
-    from ..jsonform import dumps_json
-    from ..text import to_text
+    from ..views.jsonform import dumps_json
+    from ..views.text import to_text
 
     n = len(sf.values)
     lines = [f"{COMMENT}godot-formats edit: {path} ({describe_layers(sf)})",
@@ -94,7 +94,7 @@ def _strip_comments_json(text: str) -> str:
 
 def parse_edit(text: str, sf: Any, as_json: bool, original_text_values: list[Any] | None) -> list[Any]:
     """The values of an edited buffer; records whose text did not change keep their exact value."""
-    from ..codec import encoder_for
+    from ..core.codec import encoder_for
 
     if as_json:
         body = _strip_comments_json(text)
@@ -121,7 +121,7 @@ def parse_edit(text: str, sf: Any, as_json: bool, original_text_values: list[Any
 def keep_untouched(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
     """``new`` (read from edited text) with every part the text did not change taken from ``old``:
     Dictionary keys back in their order, floats at their full precision."""
-    from ..text import from_text, to_text
+    from ..views.text import from_text, to_text
 
     if type(new) is dict and type(old) is dict:
         out = {k: keep_untouched(new[k], old[k], dialect, encoder) for k in old if k in new}
@@ -146,8 +146,8 @@ def editor_command() -> list[str]:
 
 
 def _lossy(sf: Any) -> list[int]:
-    from ..codec import encoder_for
-    from ..text import from_text, to_text
+    from ..core.codec import encoder_for
+    from ..views.text import from_text, to_text
 
     encoder = encoder_for(sf.dialect, True)
     out = []

@@ -30,7 +30,7 @@ import json
 import sys
 from typing import Any
 
-from ..errors import GodotFormatsError
+from ..core.errors import GodotFormatsError
 from ..tool import EXIT_BAD_INPUT, read_input
 
 ENGINES = ("godot3", "godot4")
@@ -210,7 +210,7 @@ def _refuse_code(data: bytes, engine: str) -> None:
     refused, naming where the code is; so are bytes our decoder cannot read, whose content it cannot
     vouch for."""
     from ..api import decode
-    from ..safety import find_code
+    from ..views.safety import find_code
 
     try:
         value, _ = decode(data, engine, allow_objects=True)

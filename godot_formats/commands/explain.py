@@ -13,11 +13,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import AmbiguousDialectError, DamagedFileError, GodotFormatsError
-from ..explain import Field, explain_fields, format_lines
-from ..framing import FramingError
-from ..reading import LAYER_BY_NAME, Reading
+from ..core.errors import AmbiguousDialectError, DamagedFileError, GodotFormatsError
+from ..layers.framing import FramingError
+from ..saves.reading import LAYER_BY_NAME, Reading
 from ..tool import EXIT_BAD_INPUT, read_input
+from ..views.explain import Field, explain_fields, format_lines
 from .common import ambiguity, credentials, located
 from .inputs import add_input_options, resolve_input
 
@@ -101,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
 def _at_offset(data: bytes, args: argparse.Namespace) -> Reading:
     """``--offset N``: the value that starts at byte N (inside the layers), in the dialect given or the one
     that reads it."""
-    from ..dialects import get_dialect
-    from ..reading import peel, read_value
+    from ..core.dialects import get_dialect
+    from ..saves.reading import peel, read_value
 
     password, key = credentials(args)
     peeled = peel(data, password=password, key=key)
@@ -120,9 +120,9 @@ def _at_offset(data: bytes, args: argparse.Namespace) -> Reading:
 def _as_given(data: bytes, args: argparse.Namespace, framing: str, records: bool) -> Reading:
     """A damaged file in the dialect the user gave: its frames (when the damage is inside a record) or its
     one value, as they are, so the listing shows every field up to the damage, then the error."""
-    from ..detection import Layout
-    from ..dialects import get_dialect
-    from ..reading import peel
+    from ..core.dialects import get_dialect
+    from ..saves.detection import Layout
+    from ..saves.reading import peel
 
     password, key = credentials(args)
     peeled = peel(data, password=password, key=key)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..errors import AmbiguousDialectError, DamagedFileError, DecodeError
-from ..framing import FramingError
-from ..reading import FRAMINGS, Reading, read_peeled
+from ..core.errors import AmbiguousDialectError, DamagedFileError, DecodeError
+from ..layers.framing import FramingError
+from ..saves.reading import FRAMINGS, Reading, read_peeled
 from ..tool import add_dialect_option
 from .common import add_password_options, credentials, located
 
@@ -36,7 +36,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
 
 def resolve_input(data: bytes, args: argparse.Namespace, framing: str) -> Reading:
     """The one reading of ``data`` with the command's options (its layers taken off first)."""
-    from ..reading import peel
+    from ..saves.reading import peel
 
     password, key = credentials(args)
     dialect: Any = None if args.dialect == "auto" else args.dialect

@@ -11,8 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..dialects import get_dialect
-from ..errors import EncodeError, GodotFormatsError
+from ..core.dialects import get_dialect
+from ..core.errors import EncodeError, GodotFormatsError
 from ..tool import add_dialect_option, read_input
 
 FORMATS = ("auto", "json", "text")
@@ -68,7 +68,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _text_value(text: str, dialect: str) -> Any:
-    from ..text import from_text
+    from ..views.text import from_text
 
     return from_text(text, dialect)
 
@@ -135,7 +135,7 @@ def encode_values(values: list[Any], dialect: str, framing: str, full_objects: b
             hint = "; add --allow-objects to write it in full" if "full_objects" in e.reason else ""
             raise EncodeError(f"{where}{e.reason}{hint}", e.path) from None
     if framing == "store_var":
-        from ..detection import frame_store_var
+        from ..saves.detection import frame_store_var
 
         return frame_store_var(blobs)
     return blobs[0]
@@ -143,7 +143,7 @@ def encode_values(values: list[Any], dialect: str, framing: str, full_objects: b
 
 def save_bytes(header: dict[str, Any], values: list[Any], args: argparse.Namespace) -> bytes:
     """The file a header describes, holding ``values``."""
-    from ..savefile import SaveFile
+    from ..saves.savefile import SaveFile
     from .common import credentials
 
     container = header.get("container")

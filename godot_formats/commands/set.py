@@ -13,9 +13,9 @@ import re
 import sys
 from typing import Any
 
-from .. import types as t
-from ..errors import GodotFormatsError
-from ..registry import is_dictionary
+from ..core import types as t
+from ..core.errors import GodotFormatsError
+from ..core.registry import is_dictionary
 from ..tool import add_dialect_option
 from .common import FileChangedError, add_password_options, open_for_change, save_changed
 
@@ -134,8 +134,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _set_once(args: argparse.Namespace) -> int:
-    from ..jsonform import loads_json
-    from ..text import from_text, to_text
+    from ..views.jsonform import loads_json
+    from ..views.text import from_text, to_text
 
     steps = parse_path(args.path)
     path, original, sf = open_for_change(args)

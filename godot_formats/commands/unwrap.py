@@ -7,8 +7,8 @@ import argparse
 import sys
 from typing import Any
 
-from ..compression import MODES as _MODE_TABLE
-from ..errors import GodotFormatsError
+from ..core.errors import GodotFormatsError
+from ..layers.compression import MODES as _MODE_TABLE
 from ..tool import read_input
 from .common import add_password_options, peel, refuse_existing, write_output
 
@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
         refuse_existing(args.output, args.overwrite)
     data = read_input(args.file)
     if args.compressed is not None:
-        from ..compression import decompress
-        from ..errors import DecodeError
-        from ..savefile import DEFAULT_MAX_FILE_SIZE
+        from ..core.errors import DecodeError
+        from ..layers.compression import decompress
+        from ..saves.savefile import DEFAULT_MAX_FILE_SIZE
 
         mode = MODES.index(args.compressed)
         try:

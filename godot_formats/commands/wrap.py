@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
-from ..compression import MODES
-from ..errors import GodotFormatsError
+from ..core.errors import GodotFormatsError
+from ..layers.compression import MODES
 from ..tool import read_input
 from .common import add_password_options, credentials, peel, refuse_existing, write_output
 
@@ -58,8 +58,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..compression import GcpfInfo, write_gcpf
-    from ..encryption import GdecInfo, write_gdec
+    from ..layers.compression import GcpfInfo, write_gcpf
+    from ..layers.encryption import GdecInfo, write_gdec
 
     if args.output not in (None, "-"):
         refuse_existing(args.output, args.overwrite)

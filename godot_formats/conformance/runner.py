@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
-from ..errors import GodotFormatsError
+from ..core.errors import GodotFormatsError
 from . import Case, Verdict, _reaper, judge
 
 #: The longest adapter line quoted in a report.

@@ -1,0 +1,80 @@
+"""The import paths of the flat layout (0.3 and before), kept: ``godot_formats.codec`` is
+``godot_formats.core.codec``, the same module object, so old imports, pickles and monkeypatches
+keep working.
+
+Why a finder and not a module per old name: the folders are the architecture (``ls`` shows the
+layers), and a file per old name would hide them again.  The finder is lazy (a module is imported
+when an old path asks for it, not before), and it stands first on ``sys.meta_path``, so that an
+old path inside a moved package (``godot_formats.text.order``) is the moved module, never a
+second copy of it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+#: Old module name (under ``godot_formats``) -> the folder it lives in now.
+MOVED: dict[str, str] = {
+    **dict.fromkeys(("version", "switches", "errors", "accel", "keys", "types", "wire", "registry", "dialects",
+                     "codec", "_cdecode", "_cencode"), "core"),
+    **dict.fromkeys(("framing", "files", "fastlz", "compression", "encryption", "base64form", "project_settings"),
+                    "layers"),
+    **dict.fromkeys(("primitives", "streampeer", "stream"), "streams"),
+    **dict.fromkeys(("text", "jsonform", "explain", "safety"), "views"),
+    **dict.fromkeys(("detection", "reading", "conversion", "savefile", "fileaccess"), "saves"),
+}
+PACKAGE = __name__.rpartition(".")[0]
+
+
+def new_name(name: str) -> str | None:
+    """The module an old dotted name stands for now, or None for a name that did not move."""
+    prefix = PACKAGE + "."
+    if not name.startswith(prefix):
+        return None
+    first, _, rest = name[len(prefix):].partition(".")
+    folder = MOVED.get(first)
+    if folder is None:
+        return None
+    return f"{prefix}{folder}.{first}" + (f".{rest}" if rest else "")
+
+
+class _Alias(importlib.abc.Loader):
+    """Loads an old name as the module it moved to (imported under its new name)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module: ModuleType) -> None:
+        pass  # imported already, under its own name
+
+
+class OldPaths(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        new = new_name(fullname)
+        if new is None:
+            return None
+        if importlib.util.find_spec(new) is None:  # e.g. a compiled core that was not built
+            return None
+        return importlib.util.spec_from_loader(fullname, _Alias(new))
+
+
+def install() -> None:
+    if not any(isinstance(finder, OldPaths) for finder in sys.meta_path):
+        sys.meta_path.insert(0, OldPaths())
+
+
+def old_attribute(name: str) -> ModuleType:
+    """``godot_formats.<old name>`` as an attribute (``gf.codec``), as the flat layout had it."""
+    if name in MOVED:
+        return importlib.import_module(f"{PACKAGE}.{name}")
+    raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}")

@@ -1,0 +1,1246 @@
+/*
+ * godot_formats.core._cencode: the compiled fast path of godot_formats.codec.Encoder.
+ *
+ * The pure-Python Encoder is the statement of the rules; this module only makes the
+ * common values fast.  Its contract with the Python side is one-sided on purpose:
+ *
+ *   - when it returns bytes, they are byte for byte the reference's bytes;
+ *   - whenever it meets anything it does not handle exactly (an error, a type it does
+ *     not cover, a limit), it raises Fallback, and the caller encodes the same value
+ *     with the reference, which returns the bytes or raises the precise error with the
+ *     value's path.
+ *
+ * So every doubtful case here is a Fallback, never a guess.  The exceptions: what the
+ * caller's own code raises in the leaf callback (and KeyboardInterrupt, SystemExit) is
+ * passed on once, not swallowed and retried; a value the reference's row writer refuses
+ * is a LeafError(value, error), for the Python side to name its path as the reference
+ * does, without encoding again; a size change is an EncodeError.
+ *
+ * Nested containers are walked with an explicit, heap-allocated stack of frames, never
+ * with C recursion: a value nested 10^6 deep, or one that contains itself, ends in
+ * Fallback at the depth limit.  Every container on the stack is held by a strong
+ * reference, so Python code run by the leaf callback cannot free what is being walked;
+ * a list or dict whose size changes under the walk is an EncodeError, as in the reference.
+ * An exception the leaf callback raises that is not one the reference turns into an
+ * EncodeError with a path (the caller's own code raised it) goes through as it is, once.
+ *
+ * The wire is little-endian; every value is a u32 header and its payload, and every
+ * field starts 4-aligned (strings are zero-padded).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_bigbuf.h"
+
+/* The header bit of the 64-bit forms of int and float (and of double-precision math). */
+#define FLAG_64 (1u << 16)
+
+/* Whatever max_depth says, the C walk stops here and leaves deeper values to the
+ * reference: this bounds the frame stack's memory for a self-containing value. */
+#define HARD_MAX_DEPTH ((Py_ssize_t)1 << 16)
+
+/* Bytes written on the C stack before the first heap buffer: a small message costs one
+ * allocation, the result itself. */
+#define SMALL_OUT 1024
+
+/* A count or byte length is a u32 on the wire. */
+#define MAX_U32 ((size_t)0xFFFFFFFFu)
+
+enum { H_NIL, H_BOOL, H_INT, H_FLOAT, H_STRING, H_ARRAY, H_DICT, N_HEADERS };
+enum { INT_AUTO, INT_FLAG64, INT_I64, INT_I32 };
+enum { FLOAT_AUTO, FLOAT_FLAG64, FLOAT_F32, FLOAT_F64 };
+enum { MATH_F32, MATH_I32, MATH_F64 };
+enum { K_LIST, K_TUPLE, K_DICT };
+
+static PyObject *Fallback; /* the module's exception class */
+
+/* ---------------------------------------------------------------------------------------
+ * The output buffer.  It starts on the C stack; once that is full it moves into a bytes
+ * object that grows by doubling (_PyBytes_Resize is a realloc: large buffers usually grow
+ * in place), so a big result is never copied out of a scratch buffer at the end.
+ */
+
+typedef struct {
+    char *p;         /* next byte to write */
+    char *end;       /* end of the capacity */
+    char *base;      /* start of the current buffer */
+    PyObject *heap;  /* the bytes object being filled; NULL while writing into `small` */
+    int passthrough; /* the exception set is the caller's own (a user callback's): never a Fallback */
+    char small[SMALL_OUT];
+} Out;
+
+static void out_init(Out *o)
+{
+    o->base = o->p = o->small;
+    o->end = o->small + SMALL_OUT;
+    o->heap = NULL;
+    o->passthrough = 0;
+}
+
+/* The exceptions the reference encoder turns into an EncodeError naming the value's path
+ * (godot_formats.codec.Encoder._write_all): when the leaf raises one of them, the reference
+ * encodes the value again to say where.  Looked up the first time they are needed. */
+static PyObject *ReferenceErrors; /* a tuple of classes */
+static PyObject *EncodeErrorType;
+static PyObject *LeafError; /* (value, error): the Python side names the value's path, as the reference does */
+
+static int load_reference_errors(void)
+{
+    PyObject *errors, *structmod, *structerror;
+
+    if (ReferenceErrors != NULL)
+        return 0;
+    errors = PyImport_ImportModule("godot_formats.core.errors");
+    if (errors == NULL)
+        return -1;
+    EncodeErrorType = PyObject_GetAttrString(errors, "EncodeError");
+    Py_DECREF(errors);
+    if (EncodeErrorType == NULL)
+        return -1;
+    structmod = PyImport_ImportModule("struct");
+    if (structmod == NULL)
+        return -1;
+    structerror = PyObject_GetAttrString(structmod, "error");
+    Py_DECREF(structmod);
+    if (structerror == NULL)
+        return -1;
+    /* the same list as codec._REFUSALS */
+    ReferenceErrors = PyTuple_Pack(6, EncodeErrorType, PyExc_TypeError, PyExc_AttributeError,
+                                   PyExc_OverflowError, structerror, PyExc_IndexError);
+    Py_DECREF(structerror);
+    return ReferenceErrors == NULL ? -1 : 0;
+}
+
+/* A container whose size changed while it was written (by Python code a callback ran): an
+ * EncodeError, as the reference raises it, never bytes that disagree with the count. */
+static int changed_size(PyObject *container, const char *what)
+{
+    PyObject *error, *args;
+
+    /* loaded by Writer_new; the same words as the reference's (codec._changed) */
+    error = PyObject_CallFunction(EncodeErrorType, "s", what);
+    if (error == NULL)
+        return -1;
+    args = PyTuple_Pack(2, container, error);
+    Py_DECREF(error);
+    if (args != NULL) {
+        PyErr_SetObject(LeafError, args); /* the Python side names the container's path */
+        Py_DECREF(args);
+    }
+    return -1;
+}
+
+static int fallback(const char *why)
+{
+    PyErr_SetString(Fallback, why);
+    return -1;
+}
+
+/* Make room for `need` more bytes (the slow path of RESERVE). */
+static int out_grow(Out *o, size_t need)
+{
+    size_t used = (size_t)(o->p - o->base);
+    size_t cap = (size_t)(o->end - o->base);
+    size_t want, new_cap;
+
+    if (need > (size_t)PY_SSIZE_T_MAX - used)
+        return fallback("output larger than PY_SSIZE_T_MAX");
+    want = used + need;
+    new_cap = cap <= (size_t)PY_SSIZE_T_MAX / 2 ? cap * 2 : (size_t)PY_SSIZE_T_MAX;
+    if (new_cap < want)
+        new_cap = want;
+    if (o->heap == NULL) {
+        PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)new_cap);
+        if (b == NULL)
+            return -1;
+        memcpy(PyBytes_AS_STRING(b), o->base, used);
+        o->heap = b;
+    }
+    else if (_PyBytes_Resize(&o->heap, (Py_ssize_t)new_cap) < 0) {
+        return -1; /* o->heap is NULL now: nothing left to free */
+    }
+    o->base = PyBytes_AS_STRING(o->heap);
+    o->p = o->base + used;
+    o->end = o->base + new_cap;
+    advise_huge_pages(o->base, new_cap);
+    return 0;
+}
+
+#define RESERVE(o, n) \
+    (((size_t)((o)->end - (o)->p) >= (size_t)(n)) ? 0 : out_grow((o), (size_t)(n)))
+
+/* The finished bytes (the Out is spent). */
+static PyObject *out_finish(Out *o)
+{
+    Py_ssize_t used = (Py_ssize_t)(o->p - o->base);
+    PyObject *result;
+
+    if (o->heap == NULL)
+        return PyBytes_FromStringAndSize(o->small, used);
+    result = o->heap;
+    o->heap = NULL;
+    if (_PyBytes_Resize(&result, used) < 0)
+        return NULL;
+    return result;
+}
+
+static void out_free(Out *o)
+{
+    Py_CLEAR(o->heap);
+}
+
+/* Little-endian stores into room already reserved.  memcpy of a fixed size compiles to
+ * one move; a big-endian host swaps first. */
+static inline void put_u32(char *p, uint32_t v)
+{
+#if !PY_LITTLE_ENDIAN
+    v = (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
+#endif
+    memcpy(p, &v, 4);
+}
+
+static inline void put_u64(char *p, uint64_t v)
+{
+#if PY_LITTLE_ENDIAN
+    memcpy(p, &v, 8);
+#else
+    put_u32(p, (uint32_t)v);
+    put_u32(p + 4, (uint32_t)(v >> 32));
+#endif
+}
+
+static inline void put_f32(char *p, float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    put_u32(p, bits);
+}
+
+static inline void put_f64(char *p, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    put_u64(p, bits);
+}
+
+/* Append a header and a u32 (a count, a length, a bool). */
+static inline int out_u32_pair(Out *o, uint32_t a, uint32_t b)
+{
+    if (RESERVE(o, 8) < 0)
+        return -1;
+    put_u32(o->p, a);
+    put_u32(o->p + 4, b);
+    o->p += 8;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * float32: whether and how a double is written in 4 bytes.  A double outside float's
+ * finite range is never cast (that conversion is undefined behaviour in C); NaN is never
+ * cast either, so the sanitizers have nothing to say about any of it.
+ */
+
+/* The float32 the reference writes for d where float32 is the only choice (rounded to
+ * nearest, as struct.pack('<f') does), or 0 to fall back: NaN (whose narrowed bits are
+ * the platform's business) and finite values beyond FLT_MAX (the reference writes
+ * FLT_MAX or inf there). */
+static inline int narrow_f32(double d, float *f)
+{
+    if (isinf(d)) {
+        *f = d > 0 ? HUGE_VALF : -HUGE_VALF;
+        return 1;
+    }
+    if (!(fabs(d) <= FLT_MAX)) /* NaN, or finite and too large */
+        return 0;
+    *f = (float)d;
+    return 1;
+}
+
+/* Whether d survives float32 exactly (the reference's pack/unpack round trip), *f its
+ * float then: inf does; NaN and a finite value beyond FLT_MAX never do. */
+static inline int exact_f32(double d, float *f)
+{
+    return narrow_f32(d, f) && (double)*f == d;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The Writer: one dialect's headers and number formats, its vector-like math types, and
+ * the reference's writer of single values (`leaf`), all fixed at construction.
+ */
+
+typedef struct {
+    PyTypeObject *type;  /* an exact class (a tuple subclass: checked at construction) */
+    PyObject *header;    /* bytes: its header as the reference writes it */
+    Py_ssize_t count;    /* components */
+    int kind;            /* MATH_F32, MATH_I32, MATH_F64 */
+} MathEntry;
+
+typedef struct {
+    PyObject_HEAD
+    int64_t headers[N_HEADERS]; /* -1: the dialect has no such type */
+    int int_mode;
+    int float_mode;
+    Py_ssize_t max_depth;
+    PyObject *leaf;
+    MathEntry *math;
+    Py_ssize_t n_math;
+    int64_t bytes_header;       /* PackedByteArray (bytes, bytearray), -1: through leaf */
+    PyObject *strings_cls;      /* PackedStringArray's class, or NULL: through leaf */
+    PyObject *strings_parts;    /* parts(value) -> (wire, count) or the list of its strings */
+    int64_t strings_header;
+    int strings_nul;            /* each element's length counts a final NUL */
+} Writer;
+
+/* The explicit stack: one frame per open non-empty container. */
+typedef struct {
+    PyObject *obj;      /* the container (a strong reference) */
+    PyObject *pending;  /* dict: the value still to write after its key (strong), or NULL */
+    Py_ssize_t pos;     /* list/tuple: next index; dict: the PyDict_Next position */
+    Py_ssize_t size;    /* the count written in its header */
+    Py_ssize_t done;    /* dict: entries taken so far */
+    int kind;           /* K_LIST, K_TUPLE, K_DICT */
+} Frame;
+
+typedef struct {
+    Frame *frames;
+    Py_ssize_t n;
+    Py_ssize_t cap;
+    Py_ssize_t limit;   /* the most frames allowed: min(max_depth, HARD_MAX_DEPTH) */
+} Stack;
+
+static void stack_free(Stack *st)
+{
+    while (st->n > 0) {
+        Frame *f = &st->frames[--st->n];
+        Py_DECREF(f->obj);
+        Py_XDECREF(f->pending);
+    }
+    PyMem_Free(st->frames);
+    st->frames = NULL;
+}
+
+/* Open a non-empty container: the depth limit counts it. */
+static int stack_push(Stack *st, PyObject *obj, int kind, Py_ssize_t size)
+{
+    Frame *f;
+
+    if (st->n + 1 > st->limit)
+        return fallback("nested deeper than max_depth");
+    if (st->n == st->cap) {
+        Py_ssize_t cap = st->cap ? st->cap * 2 : 16;
+        Frame *frames = PyMem_Realloc(st->frames, (size_t)cap * sizeof(Frame));
+        if (frames == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        st->frames = frames;
+        st->cap = cap;
+    }
+    f = &st->frames[st->n++];
+    Py_INCREF(obj);
+    f->obj = obj;
+    f->pending = NULL;
+    f->pos = 0;
+    f->size = size;
+    f->done = 0;
+    f->kind = kind;
+    return 0;
+}
+
+/* A value of a type this file does not know, by the reference's row writer: leaf(v) gives
+ * its bytes, or for a container with children still to write (a typed Array, a
+ * Dictionary that is not a dict, a full Object) (its head's bytes, [children...]), and
+ * the children are walked here like a list's.  The value is held across the call: the
+ * callback runs Python code, which could drop the container's reference to it.
+ * 0: written; 1: its children are on the stack; -1: an exception is set. */
+static int write_leaf(Writer *w, Out *o, Stack *st, PyObject *v)
+{
+    PyObject *b, *children = NULL;
+    Py_ssize_t n;
+
+    if (w->leaf == NULL) /* cleared by the garbage collector: nothing to call */
+        return fallback("the writer has been cleared");
+    Py_INCREF(v);
+    b = PyObject_CallOneArg(w->leaf, v);
+    if (b == NULL) {
+        /* An error the reference reports with the value's path (a value the dialect cannot
+         * hold ...) goes up as LeafError(value, error), and the Python side names the path
+         * as the reference does, without encoding anything again (which would run the
+         * caller's code twice, and for code that encodes again, without end).  Anything else
+         * was raised by the caller's own code (an __index__, a str subclass's encode): it goes
+         * through as it is, once, as from the reference; so do KeyboardInterrupt and the like. */
+        o->passthrough = 1;
+        if (PyErr_ExceptionMatches(ReferenceErrors)) { /* loaded when the Writer was made */
+            PyObject *type, *val, *tb, *args;
+            PyErr_Fetch(&type, &val, &tb);
+            PyErr_NormalizeException(&type, &val, &tb);
+            args = PyTuple_Pack(2, v, val != NULL ? val : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(val);
+            Py_XDECREF(tb);
+            if (args != NULL) {
+                PyErr_SetObject(LeafError, args);
+                Py_DECREF(args);
+            }
+        }
+        Py_DECREF(v);
+        return -1;
+    }
+    Py_DECREF(v);
+    if (PyTuple_CheckExact(b) && PyTuple_GET_SIZE(b) == 2 && st != NULL &&
+        PyBytes_CheckExact(PyTuple_GET_ITEM(b, 0)) && PyList_CheckExact(PyTuple_GET_ITEM(b, 1))) {
+        PyObject *head = PyTuple_GET_ITEM(b, 0);
+        children = PyTuple_GET_ITEM(b, 1);
+        Py_INCREF(head);
+        Py_INCREF(children);
+        Py_SETREF(b, head);
+    }
+    if (!PyBytes_CheckExact(b)) {
+        Py_DECREF(b);
+        return fallback("the leaf writer did not return bytes");
+    }
+    n = PyBytes_GET_SIZE(b);
+    if (RESERVE(o, n) < 0) {
+        Py_DECREF(b);
+        Py_XDECREF(children);
+        return -1;
+    }
+    memcpy(o->p, PyBytes_AS_STRING(b), (size_t)n);
+    o->p += n;
+    Py_DECREF(b);
+    if (children == NULL)
+        return 0;
+    if (PyList_GET_SIZE(children) == 0) {  /* nothing opened: the depth limit does not count it */
+        Py_DECREF(children);
+        return 0;
+    }
+    n = stack_push(st, children, K_LIST, PyList_GET_SIZE(children));
+    Py_DECREF(children);  /* the frame holds its own reference */
+    return n < 0 ? -1 : 1;
+}
+
+static int write_str(Writer *w, Out *o, PyObject *v)
+{
+    const char *s;
+    Py_ssize_t n;
+    size_t padded;
+
+    if (w->headers[H_STRING] < 0)
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+    if (PyUnicode_IS_COMPACT_ASCII(v)) {
+        s = (const char *)PyUnicode_DATA(v);
+        n = PyUnicode_GET_LENGTH(v);
+    }
+    else {
+        s = PyUnicode_AsUTF8AndSize(v, &n);
+        if (s == NULL) {
+            /* An unpaired surrogate: some dialects write it (surrogatepass), some
+             * refuse it; the reference's writer knows which. */
+            PyErr_Clear();
+            return write_leaf(w, o, NULL, v);
+        }
+    }
+    if ((size_t)n > MAX_U32)
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+    padded = ((size_t)n + 3) & ~(size_t)3;
+    if (RESERVE(o, 8 + padded) < 0)
+        return -1;
+    put_u32(o->p, (uint32_t)w->headers[H_STRING]);
+    put_u32(o->p + 4, (uint32_t)n);
+    memcpy(o->p + 8, s, (size_t)n);
+    memset(o->p + 8 + n, 0, padded - (size_t)n);
+    o->p += 8 + padded;
+    return 0;
+}
+
+static int write_int(Writer *w, Out *o, PyObject *v)
+{
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    int64_t h = w->headers[H_INT];
+    int fits32;
+
+    if (overflow)
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (h < 0)
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+    fits32 = x >= INT32_MIN && x <= INT32_MAX;
+    if (RESERVE(o, 12) < 0)
+        return -1;
+    switch (w->int_mode) {
+    case INT_AUTO:
+        if (fits32)
+            goto narrow;
+        put_u32(o->p, (uint32_t)h | FLAG_64);
+        break;
+    case INT_FLAG64:
+        put_u32(o->p, (uint32_t)h | FLAG_64);
+        break;
+    case INT_I64:
+        put_u32(o->p, (uint32_t)h);
+        break;
+    default: /* INT_I32 */
+        if (!fits32)
+            return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+        goto narrow;
+    }
+    put_u64(o->p + 4, (uint64_t)x);
+    o->p += 12;
+    return 0;
+narrow:
+    put_u32(o->p, (uint32_t)h);
+    put_u32(o->p + 4, (uint32_t)(int32_t)x);
+    o->p += 8;
+    return 0;
+}
+
+static int write_float(Writer *w, Out *o, PyObject *v)
+{
+    double d = PyFloat_AS_DOUBLE(v);
+    int64_t h = w->headers[H_FLOAT];
+    float f;
+
+    if (h < 0)
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+    if (RESERVE(o, 12) < 0)
+        return -1;
+    switch (w->float_mode) {
+    case FLOAT_AUTO:
+        if (exact_f32(d, &f))
+            goto narrow;
+        put_u32(o->p, (uint32_t)h | FLAG_64);
+        break;
+    case FLOAT_FLAG64:
+        put_u32(o->p, (uint32_t)h | FLAG_64);
+        break;
+    case FLOAT_F32:
+        if (!narrow_f32(d, &f))
+            return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+        goto narrow;
+    default: /* FLOAT_F64 */
+        put_u32(o->p, (uint32_t)h);
+        break;
+    }
+    put_f64(o->p + 4, d);
+    o->p += 12;
+    return 0;
+narrow:
+    put_u32(o->p, (uint32_t)h);
+    put_f32(o->p + 4, f);
+    o->p += 8;
+    return 0;
+}
+
+/* A vector-like math value: its header, then its tuple items as numbers of one kind.
+ * Anything unexpected in the items (a non-float, an int out of range, NaN or an overflow
+ * in float32) is left to the reference. */
+static int write_math(Writer *w, Out *o, const MathEntry *m, PyObject *v)
+{
+    Py_ssize_t hlen = PyBytes_GET_SIZE(m->header);
+    Py_ssize_t i, n = m->count;
+    size_t width = m->kind == MATH_F64 ? 8 : 4;
+    char *p;
+
+    if (PyTuple_GET_SIZE(v) != n)
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+    if (RESERVE(o, (size_t)hlen + width * (size_t)n) < 0)
+        return -1;
+    p = o->p;
+    memcpy(p, PyBytes_AS_STRING(m->header), (size_t)hlen);
+    p += hlen;
+    for (i = 0; i < n; i++) {
+        PyObject *c = PyTuple_GET_ITEM(v, i);
+        if (m->kind == MATH_I32) {
+            int overflow;
+            long long x;
+            if (!PyLong_CheckExact(c))
+                return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+            x = PyLong_AsLongLongAndOverflow(c, &overflow);
+            if (overflow || x < INT32_MIN || x > INT32_MAX)
+                return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+            put_u32(p, (uint32_t)(int32_t)x);
+            p += 4;
+        }
+        else {
+            double d;
+            if (!PyFloat_CheckExact(c))
+                return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+            d = PyFloat_AS_DOUBLE(c);
+            if (m->kind == MATH_F64) {
+                put_f64(p, d);
+                p += 8;
+            }
+            else {
+                float f;
+                if (!narrow_f32(d, &f))
+                    return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+                put_f32(p, f);
+                p += 4;
+            }
+        }
+    }
+    o->p = p; /* only now: a fallback above leaves nothing half-written that matters */
+    return 0;
+}
+
+/* An Array or Dictionary header and count; the elements follow through the stack. */
+static int open_container(Writer *w, Out *o, Stack *st, PyObject *v, int hi, int kind, Py_ssize_t n)
+{
+    if (w->headers[hi] < 0)
+        return fallback("the dialect has no such container");
+    if ((size_t)n > MAX_U32)
+        return fallback("container count beyond a u32");
+    if (out_u32_pair(o, (uint32_t)w->headers[hi], (uint32_t)n) < 0)
+        return -1;
+    if (n == 0)
+        return 0; /* an empty container opens nothing: the depth limit does not count it */
+    return stack_push(st, v, kind, n) < 0 ? -1 : 1;
+}
+
+/* A PackedByteArray from an exact bytes or bytearray: header, length, the bytes, zero
+ * padding.  No Python code runs between taking the pointer and copying from it. */
+static int write_bytes(Writer *w, Out *o, PyObject *v)
+{
+    Py_ssize_t n = PyBytes_Check(v) ? PyBytes_GET_SIZE(v) : PyByteArray_GET_SIZE(v);
+    size_t padded = ((size_t)n + 3) & ~(size_t)3;
+
+    if ((size_t)n > MAX_U32)
+        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+    if (RESERVE(o, 8 + padded) < 0)
+        return -1;
+    put_u32(o->p, (uint32_t)w->bytes_header);
+    put_u32(o->p + 4, (uint32_t)n);
+    memcpy(o->p + 8, PyBytes_Check(v) ? PyBytes_AS_STRING(v) : PyByteArray_AS_STRING(v), (size_t)n);
+    memset(o->p + 8 + n, 0, padded - (size_t)n);
+    o->p += 8 + padded;
+    return 0;
+}
+
+/* The elements of a PackedStringArray from its list of strings: each a u32 length (with
+ * the NUL where the dialect counts one), strict UTF-8, the NUL, zero padding.  Anything
+ * but an exact str, or one strict UTF-8 refuses (a lone surrogate, which some dialects
+ * write and some refuse), is the reference's. */
+static int write_string_list(Writer *w, Out *o, PyObject *list)
+{
+    const size_t nul = w->strings_nul ? 1 : 0;
+    Py_ssize_t i;
+
+    for (i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *v = PyList_GET_ITEM(list, i);
+        const char *s;
+        Py_ssize_t n;
+        size_t body, padded;
+        if (!PyUnicode_CheckExact(v))
+            return fallback("a PackedStringArray element that is not an exact str");
+        if (PyUnicode_IS_COMPACT_ASCII(v)) {
+            s = (const char *)PyUnicode_DATA(v);
+            n = PyUnicode_GET_LENGTH(v);
+        }
+        else if ((s = PyUnicode_AsUTF8AndSize(v, &n)) == NULL) {
+            PyErr_Clear();
+            return fallback("a PackedStringArray element strict UTF-8 refuses");
+        }
+        body = (size_t)n + nul;
+        if (body > MAX_U32)
+            return fallback("a PackedStringArray element longer than a u32 length");
+        padded = (body + 3) & ~(size_t)3;
+        if (RESERVE(o, 4 + padded) < 0)
+            return -1;
+        put_u32(o->p, (uint32_t)body);
+        memcpy(o->p + 4, s, (size_t)n);
+        memset(o->p + 4 + n, 0, padded - (size_t)n);
+        o->p += 4 + padded;
+    }
+    return 0;
+}
+
+/* A PackedStringArray: its header and count, then the bytes it was read from when it
+ * keeps them in this dialect's layout, else its strings.  parts(value) (codec's
+ * _string_parts) says which, so that this file knows nothing of the class's insides. */
+static int write_strings(Writer *w, Out *o, PyObject *v)
+{
+    PyObject *parts;
+    int r;
+
+    if (w->strings_parts == NULL) /* cleared by the garbage collector */
+        return fallback("the writer has been cleared");
+    Py_INCREF(v);
+    parts = PyObject_CallOneArg(w->strings_parts, v);
+    Py_DECREF(v);
+    if (parts == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_Exception)) {
+            PyErr_Clear();
+            return fallback("PackedStringArray parts raised");
+        }
+        return -1;
+    }
+    if (PyTuple_CheckExact(parts) && PyTuple_GET_SIZE(parts) == 2 && PyBytes_CheckExact(PyTuple_GET_ITEM(parts, 0))) {
+        PyObject *wire = PyTuple_GET_ITEM(parts, 0);
+        Py_ssize_t count = PyLong_AsSsize_t(PyTuple_GET_ITEM(parts, 1)), n = PyBytes_GET_SIZE(wire);
+        if (count < 0 || (size_t)count > MAX_U32)
+            r = fallback("PackedStringArray count");
+        else if ((r = RESERVE(o, 8 + (size_t)n)) == 0) {
+            put_u32(o->p, (uint32_t)w->strings_header);
+            put_u32(o->p + 4, (uint32_t)count);
+            memcpy(o->p + 8, PyBytes_AS_STRING(wire), (size_t)n);
+            o->p += 8 + n;
+        }
+    }
+    else if (PyList_CheckExact(parts)) {
+        if ((size_t)PyList_GET_SIZE(parts) > MAX_U32)
+            r = fallback("PackedStringArray count");
+        else if ((r = out_u32_pair(o, (uint32_t)w->strings_header, (uint32_t)PyList_GET_SIZE(parts))) == 0)
+            r = write_string_list(w, o, parts);
+    }
+    else {
+        r = fallback("PackedStringArray parts: neither (wire, count) nor a list");
+    }
+    Py_DECREF(parts);
+    if (r < 0 && !PyErr_ExceptionMatches(Fallback) && PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        r = fallback("PackedStringArray");
+    }
+    return r;
+}
+
+/* Write one value.  0: written; 1: a container was opened (its elements are on the
+ * stack); -1: an exception is set (Fallback, or one that must pass). */
+static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+    Py_ssize_t i;
+
+    /* Exact types only, commonest first: a subclass (IntEnum, a str subclass ...) is the
+     * reference's business, through leaf. */
+    if (tp == &PyUnicode_Type)
+        return write_str(w, o, v);
+    if (tp == &PyLong_Type)
+        return write_int(w, o, v);
+    if (tp == &PyFloat_Type)
+        return write_float(w, o, v);
+    if (tp == &PyDict_Type)
+        return open_container(w, o, st, v, H_DICT, K_DICT, PyDict_GET_SIZE(v));
+    if (tp == &PyList_Type)
+        return open_container(w, o, st, v, H_ARRAY, K_LIST, PyList_GET_SIZE(v));
+    if (tp == &PyTuple_Type)
+        return open_container(w, o, st, v, H_ARRAY, K_TUPLE, PyTuple_GET_SIZE(v));
+    if (v == Py_None) {
+        if (w->headers[H_NIL] < 0)
+            return write_leaf(w, o, NULL, v); /* the reference says why not */
+        if (RESERVE(o, 4) < 0)
+            return -1;
+        put_u32(o->p, (uint32_t)w->headers[H_NIL]);
+        o->p += 4;
+        return 0;
+    }
+    if (tp == &PyBool_Type) {
+        if (w->headers[H_BOOL] < 0)
+            return write_leaf(w, o, NULL, v); /* the reference says why not */
+        return out_u32_pair(o, (uint32_t)w->headers[H_BOOL], v == Py_True ? 1u : 0u);
+    }
+    if ((tp == &PyBytes_Type || tp == &PyByteArray_Type) && w->bytes_header >= 0)
+        return write_bytes(w, o, v);
+    if ((PyObject *)tp == w->strings_cls)
+        return write_strings(w, o, v);
+    for (i = 0; i < w->n_math; i++) {
+        if (w->math[i].type == tp)
+            return write_math(w, o, &w->math[i], v);
+    }
+    return write_leaf(w, o, st, v);
+}
+
+/* The next child of the innermost container, or NULL when it is finished (then popped).
+ * *owned is set when the caller holds a reference to the child it must drop. */
+static int next_child(Stack *st, PyObject **child, int *owned)
+{
+    Frame *f = &st->frames[st->n - 1];
+
+    *owned = 0;
+    *child = NULL;
+    switch (f->kind) {
+    case K_LIST:
+        /* The leaf callback runs Python code: a list it changed is not what the count says.  As
+         * the reference (codec.Encoder.elements), the elements up to the count are written while
+         * there are that many, and the size is checked at the end: the caller's code runs as
+         * often in both, and a list it keeps growing ends at the count. */
+        if (f->pos < f->size) {
+            if (f->pos >= PyList_GET_SIZE(f->obj))
+                return changed_size(f->obj, "a list changed size while it was written");
+            *child = PyList_GET_ITEM(f->obj, f->pos);
+            f->pos++;
+            return 0;
+        }
+        if (PyList_GET_SIZE(f->obj) != f->size)
+            return changed_size(f->obj, "a list changed size while it was written");
+        break;
+    case K_TUPLE:
+        if (f->pos < f->size) {
+            *child = PyTuple_GET_ITEM(f->obj, f->pos);
+            f->pos++;
+            return 0;
+        }
+        break;
+    default: { /* K_DICT: the key, then (next time) the value */
+        PyObject *key, *value;
+        if (f->pending != NULL) {
+            *child = f->pending;
+            f->pending = NULL;
+            *owned = 1;
+            return 0;
+        }
+        if (PyDict_GET_SIZE(f->obj) != f->size)
+            return changed_size(f->obj, "a dict changed size while it was written");
+        if (PyDict_Next(f->obj, &f->pos, &key, &value)) {
+            if (++f->done > f->size)
+                return changed_size(f->obj, "a dict changed size while it was written");
+            /* Held: writing the key may run Python code. */
+            Py_INCREF(value);
+            f->pending = value;
+            *child = key;
+            return 0;
+        }
+        if (f->done != f->size)
+            return changed_size(f->obj, "a dict changed size while it was written");
+        break;
+    }
+    }
+    st->n--;
+    Py_DECREF(f->obj);
+    return 0;
+}
+
+/* A run of exact ints that fit 32 bits in a list (ids, scores, tiles): written without the
+ * general dispatch, as write_int writes them.  It stops at anything else, which the
+ * general path then writes.  No Python code runs here, so the list cannot change. */
+static int write_int_run(Writer *w, Out *o, Frame *f)
+{
+    PyObject **items = ((PyListObject *)f->obj)->ob_item;
+    const uint32_t h = (uint32_t)w->headers[H_INT];
+
+    if ((w->int_mode != INT_AUTO && w->int_mode != INT_I32) || w->headers[H_INT] < 0 ||
+        PyList_GET_SIZE(f->obj) != f->size)
+        return 0;
+    while (f->pos < f->size && PyLong_CheckExact(items[f->pos])) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(items[f->pos], &overflow);
+        if (overflow || x < INT32_MIN || x > INT32_MAX)
+            break;
+        if (RESERVE(o, 8) < 0)
+            return -1;
+        put_u32(o->p, h);
+        put_u32(o->p + 4, (uint32_t)(int32_t)x);
+        o->p += 8;
+        f->pos++;
+    }
+    return 0;
+}
+
+static PyObject *Writer_encode(Writer *self, PyObject *value)
+{
+    Out out;
+    Stack st = {NULL, 0, 0, self->max_depth < HARD_MAX_DEPTH ? self->max_depth : HARD_MAX_DEPTH};
+    PyObject *result;
+
+    out_init(&out);
+    if (write_value(self, &out, &st, value) < 0)
+        goto error;
+    while (st.n > 0) {
+        PyObject *child;
+        int owned, r;
+        if (st.frames[st.n - 1].kind == K_LIST && write_int_run(self, &out, &st.frames[st.n - 1]) < 0)
+            goto error;
+        if (next_child(&st, &child, &owned) < 0)
+            goto error;
+        if (child == NULL)
+            continue; /* a container finished */
+        r = write_value(self, &out, &st, child);
+        if (owned)
+            Py_DECREF(child); /* a pushed child holds its own reference */
+        if (r < 0)
+            goto error;
+    }
+    PyMem_Free(st.frames);
+    result = out_finish(&out);
+    if (result != NULL)
+        return result;
+    goto convert;
+
+error:
+    stack_free(&st);
+    out_free(&out);
+convert:
+    /* Our own failures (no memory, a size limit) are the reference's to meet or report; a
+     * caller's own exception and a size change are the outcome, as from the reference. */
+    if (!out.passthrough && !PyErr_ExceptionMatches(Fallback) && PyErr_ExceptionMatches(PyExc_Exception) &&
+        !PyErr_ExceptionMatches(LeafError)) {
+        PyObject *type, *val, *tb;
+        PyErr_Fetch(&type, &val, &tb);
+        PyErr_Format(Fallback, "%s in the compiled writer", ((PyTypeObject *)type)->tp_name);
+        Py_XDECREF(type);
+        Py_XDECREF(val);
+        Py_XDECREF(tb);
+    }
+    return NULL;
+}
+
+/* --- construction and the type's plumbing ------------------------------------------- */
+
+static void writer_clear_math(Writer *self)
+{
+    Py_ssize_t i;
+    MathEntry *math = self->math;
+    Py_ssize_t n = self->n_math;
+
+    self->math = NULL;
+    self->n_math = 0;
+    for (i = 0; i < n; i++) {
+        Py_DECREF(math[i].type);
+        Py_DECREF(math[i].header);
+    }
+    PyMem_Free(math);
+}
+
+/* Copy the `math` dict into a C table, checking everything the encoder then relies on. */
+static int writer_set_math(Writer *self, PyObject *math)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0, n;
+
+    if (!PyDict_Check(math)) {
+        PyErr_SetString(PyExc_TypeError, "math must be a dict {class: (header bytes, count, kind)}");
+        return -1;
+    }
+    n = PyDict_GET_SIZE(math);
+    self->math = PyMem_Calloc(n ? (size_t)n : 1, sizeof(MathEntry));
+    if (self->math == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    while (PyDict_Next(math, &pos, &key, &value)) {
+        PyObject *header;
+        Py_ssize_t count;
+        long kind;
+        MathEntry *m;
+
+        if (self->n_math >= n) {
+            PyErr_SetString(PyExc_RuntimeError, "math changed size during construction");
+            return -1;
+        }
+        if (!PyType_Check(key) || !PyType_IsSubtype((PyTypeObject *)key, &PyTuple_Type)) {
+            PyErr_SetString(PyExc_TypeError, "math keys must be tuple subclasses");
+            return -1;
+        }
+        if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 3) {
+            PyErr_SetString(PyExc_TypeError, "math values must be (header bytes, count, kind)");
+            return -1;
+        }
+        header = PyTuple_GET_ITEM(value, 0);
+        if (!PyBytes_Check(header)) {
+            PyErr_SetString(PyExc_TypeError, "a math header must be bytes");
+            return -1;
+        }
+        count = PyLong_AsSsize_t(PyTuple_GET_ITEM(value, 1));
+        if (count == -1 && PyErr_Occurred())
+            return -1;
+        kind = PyLong_AsLong(PyTuple_GET_ITEM(value, 2));
+        if (kind == -1 && PyErr_Occurred())
+            return -1;
+        if (count < 0 || count > 1024 || kind < MATH_F32 || kind > MATH_F64) {
+            PyErr_SetString(PyExc_ValueError, "a math count must be 0-1024 and its kind 0, 1 or 2");
+            return -1;
+        }
+        m = &self->math[self->n_math++];
+        Py_INCREF(key);
+        Py_INCREF(header);
+        m->type = (PyTypeObject *)key;
+        m->header = header;
+        m->count = count;
+        m->kind = (int)kind;
+    }
+    return 0;
+}
+
+static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"headers", "int_mode", "float_mode", "math", "leaf", "max_depth", "bytes_header",
+                             "strings", NULL};
+    PyObject *headers, *math, *leaf, *strings = Py_None;
+    int int_mode, float_mode;
+    Py_ssize_t max_depth, i;
+    long long bytes_header = -1, strings_header = -1;
+    PyObject *strings_cls = NULL, *strings_parts = NULL;
+    int strings_nul = 0;
+    Writer *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iiOOn|$LO:Writer", kwlist, &PyTuple_Type, &headers, &int_mode,
+                                     &float_mode, &math, &leaf, &max_depth, &bytes_header, &strings))
+        return NULL;
+    /* Now, not when a callback has failed: no import runs with an exception pending, nor at
+     * the bottom of a deep recursion. */
+    if (load_reference_errors() < 0)
+        return NULL;
+    if (bytes_header > 0xFFFFFFFFLL) {
+        PyErr_SetString(PyExc_ValueError, "bytes_header must fit in a u32 (-1: none)");
+        return NULL;
+    }
+    if (strings != Py_None) {
+        if (!PyTuple_Check(strings) || PyTuple_GET_SIZE(strings) != 4 || !PyType_Check(PyTuple_GET_ITEM(strings, 0)) ||
+            !PyCallable_Check(PyTuple_GET_ITEM(strings, 3))) {
+            PyErr_SetString(PyExc_TypeError, "strings must be (class, header, nul, parts) or None");
+            return NULL;
+        }
+        strings_header = PyLong_AsLongLong(PyTuple_GET_ITEM(strings, 1));
+        if (strings_header == -1 && PyErr_Occurred())
+            return NULL;
+        if (strings_header < 0 || strings_header > 0xFFFFFFFFLL) {
+            PyErr_SetString(PyExc_ValueError, "the strings header must fit in a u32");
+            return NULL;
+        }
+        if ((strings_nul = PyObject_IsTrue(PyTuple_GET_ITEM(strings, 2))) < 0)
+            return NULL;
+        strings_cls = PyTuple_GET_ITEM(strings, 0);
+        strings_parts = PyTuple_GET_ITEM(strings, 3);
+    }
+    if (PyTuple_GET_SIZE(headers) != N_HEADERS) {
+        PyErr_SetString(PyExc_ValueError, "headers must be 7 ints: nil, bool, int, float, String, Array, "
+                                          "Dictionary (-1: none)");
+        return NULL;
+    }
+    if (int_mode < INT_AUTO || int_mode > INT_I32 || float_mode < FLOAT_AUTO || float_mode > FLOAT_F64) {
+        PyErr_SetString(PyExc_ValueError, "int_mode and float_mode must be 0-3");
+        return NULL;
+    }
+    if (!PyCallable_Check(leaf)) {
+        PyErr_SetString(PyExc_TypeError, "leaf must be callable");
+        return NULL;
+    }
+    self = (Writer *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    for (i = 0; i < N_HEADERS; i++) {
+        long long h = PyLong_AsLongLong(PyTuple_GET_ITEM(headers, i));
+        if (h == -1 && PyErr_Occurred())
+            goto error;
+        if (h > 0xFFFFFFFFLL) {
+            PyErr_SetString(PyExc_ValueError, "a header must fit in a u32");
+            goto error;
+        }
+        self->headers[i] = h < 0 ? -1 : (int64_t)h;
+    }
+    self->int_mode = int_mode;
+    self->float_mode = float_mode;
+    self->max_depth = max_depth;
+    Py_INCREF(leaf);
+    self->leaf = leaf;
+    self->bytes_header = bytes_header < 0 ? -1 : (int64_t)bytes_header;
+    self->strings_header = strings_header;
+    self->strings_nul = strings_nul;
+    Py_XINCREF(strings_cls);
+    self->strings_cls = strings_cls;
+    Py_XINCREF(strings_parts);
+    self->strings_parts = strings_parts;
+    if (writer_set_math(self, math) < 0)
+        goto error;
+    return (PyObject *)self;
+
+error:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static int Writer_traverse(Writer *self, visitproc visit, void *arg)
+{
+    Py_ssize_t i;
+
+    Py_VISIT(self->leaf);
+    Py_VISIT(self->strings_cls);
+    Py_VISIT(self->strings_parts);
+    for (i = 0; i < self->n_math; i++) {
+        Py_VISIT(self->math[i].type);
+        Py_VISIT(self->math[i].header);
+    }
+    return 0;
+}
+
+/* The leaf is usually a bound method of the Encoder that holds this Writer: a cycle the
+ * collector must be able to break. */
+static int Writer_clear(Writer *self)
+{
+    Py_CLEAR(self->leaf);
+    Py_CLEAR(self->strings_cls);
+    Py_CLEAR(self->strings_parts);
+    writer_clear_math(self);
+    return 0;
+}
+
+static void Writer_dealloc(Writer *self)
+{
+    PyObject_GC_UnTrack(self);
+    Writer_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Writer_get_max_depth(Writer *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->max_depth);
+}
+
+static PyMethodDef Writer_methods[] = {
+    {"encode", (PyCFunction)Writer_encode, METH_O,
+     "encode(value) -> bytes\n\nThe reference's bytes for value, or Fallback when the reference must decide."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Writer_getset[] = {
+    {"max_depth", (getter)Writer_get_max_depth, NULL, "the deepest nesting of non-empty containers", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(Writer_doc,
+"Writer(headers, int_mode, float_mode, math, leaf, max_depth)\n\n"
+"One dialect's compiled writer.  headers: (nil, bool, int, float, String, Array, Dictionary)\n"
+"type ids, -1 where the dialect has none; int_mode 0-3: auto, flag64, i64, i32;\n"
+"float_mode 0-3: auto, flag64, f32, f64; math: {exact class: (header bytes, count, kind)}\n"
+"with kind 0 float32, 1 int32, 2 float64 (a snapshot is taken); leaf(value) -> bytes: the\n"
+"reference's bytes for a value without children; max_depth: the deepest nesting of\n"
+"non-empty containers.  Keyword-only: bytes_header, the PackedByteArray header (-1: bytes\n"
+"go through leaf); strings, (class, header, nul, parts) for PackedStringArray, where\n"
+"parts(value) gives (wire bytes, count) or the list of its strings (None: through leaf).");
+
+static PyTypeObject WriterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "godot_formats.core._cencode.Writer",
+    .tp_basicsize = sizeof(Writer),
+    .tp_dealloc = (destructor)Writer_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = Writer_doc,
+    .tp_traverse = (traverseproc)Writer_traverse,
+    .tp_clear = (inquiry)Writer_clear,
+    .tp_methods = Writer_methods,
+    .tp_getset = Writer_getset,
+    .tp_new = Writer_new,
+};
+
+PyDoc_STRVAR(module_doc,
+"The compiled fast path of godot_formats.codec.Encoder.\n\n"
+"Writer.encode returns exactly the reference's bytes, or raises Fallback for anything it\n"
+"does not handle exactly; the caller then encodes the value with the reference.");
+
+/* --- one big buffer, copied once ------------------------------------------------------ */
+
+#define CONCAT_MAX_PARTS 8
+
+PyDoc_STRVAR(concat_doc,
+"concat(*parts) -> bytes\n\n"
+"b\"\".join(parts) for a few contiguous buffers (a lone packed array: header, data, padding),\n"
+"its one copy into memory advised for huge pages when it is big.  Fallback for anything\n"
+"else (a non-contiguous view, too many parts): the caller joins them itself.");
+
+static PyObject *concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer views[CONCAT_MAX_PARTS];
+    Py_ssize_t i, got = 0, total = 0;
+    PyObject *result = NULL;
+    char *p;
+
+    if (nargs > CONCAT_MAX_PARTS) {
+        PyErr_SetString(Fallback, "concat: too many parts");
+        return NULL;
+    }
+    for (; got < nargs; got++) {
+        if (PyObject_GetBuffer(args[got], &views[got], PyBUF_SIMPLE) < 0)
+            goto fail;
+        if (views[got].len > PY_SSIZE_T_MAX - total) {
+            got++;
+            PyErr_SetString(PyExc_OverflowError, "concat: too large");
+            goto fail;
+        }
+        total += views[got].len;
+    }
+    if ((result = PyBytes_FromStringAndSize(NULL, total)) == NULL)
+        goto fail;
+    p = PyBytes_AS_STRING(result);
+    advise_huge_pages(p, (size_t)total);
+    for (i = 0; i < nargs; i++) {
+        memcpy(p, views[i].buf, (size_t)views[i].len);
+        p += views[i].len;
+    }
+    for (i = 0; i < got; i++)
+        PyBuffer_Release(&views[i]);
+    return result;
+fail:
+    for (i = 0; i < got; i++)
+        PyBuffer_Release(&views[i]);
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        PyErr_SetString(Fallback, "concat: not contiguous buffers");
+    }
+    return NULL;
+}
+
+static PyMethodDef module_methods[] = {
+    {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL, concat_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "godot_formats.core._cencode",
+    .m_doc = module_doc,
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__cencode(void)
+{
+    PyObject *m;
+
+    if (PyType_Ready(&WriterType) < 0)
+        return NULL;
+    m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (Fallback == NULL) {
+        Fallback = PyErr_NewExceptionWithDoc(
+            "godot_formats.core._cencode.Fallback",
+            "The compiled writer leaves this value to the reference encoder.", PyExc_Exception, NULL);
+        if (Fallback == NULL)
+            goto error;
+    }
+    Py_INCREF(Fallback);
+    if (PyModule_AddObject(m, "Fallback", Fallback) < 0) {
+        Py_DECREF(Fallback);
+        goto error;
+    }
+    if (LeafError == NULL) {
+        LeafError = PyErr_NewExceptionWithDoc(
+            "godot_formats.core._cencode.LeafError",
+            "A value's row writer refused it: args are (value, error), for the caller to name the path.",
+            PyExc_Exception, NULL);
+        if (LeafError == NULL)
+            goto error;
+    }
+    Py_INCREF(LeafError);
+    if (PyModule_AddObject(m, "LeafError", LeafError) < 0) {
+        Py_DECREF(LeafError);
+        goto error;
+    }
+    Py_INCREF(&WriterType);
+    if (PyModule_AddObject(m, "Writer", (PyObject *)&WriterType) < 0) {
+        Py_DECREF(&WriterType);
+        goto error;
+    }
+    return m;
+
+error:
+    Py_DECREF(m);
+    return NULL;
+}

@@ -1,0 +1,638 @@
+"""One reading of a file: the one place that decides its layers, framing and dialect.
+
+``gf.open``, ``loads(..., "auto")``, ``convert`` and every command ask :func:`read` and
+nothing else, so a file is read the same way everywhere, each record is decoded once, and
+damage is reported as damage (a :class:`~godot_formats.errors.DamagedFileError`), never
+as a reading in another engine version.  The rule, written out in docs/detect.md:
+
+* A reading must explain the bytes.  A ``store_var`` frame may hold bytes after its value
+  (``get_var`` skips them), but a value that leaves most of its frame unread is not a
+  reading of it.
+* Of the readings that explain every byte, the best ranked by :mod:`.detection` wins; when
+  readings of different engine versions (or framings) read different values, the file is
+  ambiguous (:class:`~godot_formats.errors.AmbiguousDialectError`) and the caller chooses.
+* When no reading explains the file, it is damaged: the error is that of the most plausible
+  reading, the one that reads the most bytes and records before failing (with the layers'
+  own evidence first: an encrypted file says which engine wrote it), naming the record.
+  With ``salvage`` the other records are kept, as ``get_var`` reads them (null for a bad
+  one, whose frame it skips whole).
+
+The file layers are a table, as ``tarfile.open`` has ``OPEN_METH``: :data:`LAYERS`, one row
+per layer that Godot's ``FileAccess`` puts around the bytes (encryption, compression),
+read outside in and written inside out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any, Union
+
+import attrs
+
+from ..core.dialects import Dialect, get_dialect
+from ..core.errors import AmbiguousDialectError, DamagedFileError, DecodeError, LostRecord, NotBinaryError
+from ..core.keys import same_value
+from ..layers.base64form import sniff_base64
+from ..layers.framing import MAX_FRAME_LENGTH, PREFIX_SIZE, FramingError, scan_frames
+from .detection import (
+    LOST,
+    Attempt,
+    Candidate,
+    Layout,
+    engine_dialects,
+    mostly_unread,
+    rank,
+    read_layout,
+    readings,
+)
+
+__all__ = ["Layer", "LAYERS", "BareStream", "Reading", "read", "read_peeled", "read_value", "read_bounded", "peel",
+           "Peeled", "config_text", "inflate_budget", "read_layer", "DEFAULT_MAX_RATIO", "RATIO_FLOOR",
+           "DEFAULT_MAX_FILE_SIZE", "FRAMINGS"]
+
+#: The largest file, and the largest plaintext after decryption and decompression, read unless
+#: the caller says otherwise: decompression bombs stop here.
+DEFAULT_MAX_FILE_SIZE = 1 << 30
+
+#: A compressed layer may hold at most this many bytes per byte of the file (with a floor of
+#: :data:`RATIO_FLOOR`), unless the caller says otherwise: what a file may make us allocate is
+#: proportional to the bytes it has, whatever its headers declare.  Real saves compress 2-20x;
+#: ``max_ratio=0`` lifts the budget (``max_size`` still holds).
+DEFAULT_MAX_RATIO = 100
+RATIO_FLOOR = 1 << 20
+
+#: ``framing=``: ``store_var`` records, one bare ``var_to_bytes`` value (``none``), or decided here.
+FRAMINGS = ("auto", "none", "store_var")
+
+FileLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
+
+
+# -- the layers ---------------------------------------------------------------------------------
+
+
+def _read_encrypted(data: bytes, key: bytes | None, max_size: int) -> tuple[bytes, Any, int]:
+    from ..layers.encryption import gdec_size, read_gdec
+    plaintext, info = read_gdec(data, key=key, max_size=max_size)
+    return plaintext, info, gdec_size(info, len(plaintext))
+
+
+def _write_encrypted(plaintext: bytes, info: Any, key: bytes | None) -> bytes:
+    from ..layers.encryption import write_gdec
+    return write_gdec(plaintext, info, key=key)
+
+
+def _read_compressed(data: bytes, key: bytes | None, max_size: int) -> tuple[bytes, Any, int]:
+    from ..layers.compression import read_gcpf_prefix
+    return read_gcpf_prefix(data, max_size=max_size)
+
+
+def _write_compressed(plaintext: bytes, info: Any, key: bytes | None) -> bytes:
+    if isinstance(info, BareStream):
+        from ..layers.compression import compress
+        return compress(plaintext, info.mode)
+    from ..layers.compression import write_gcpf
+    return write_gcpf(plaintext, info)
+
+
+def _describe_encrypted(info: Any) -> str:
+    return (f"encrypted (Godot {info.version}, {'AES-256-ECB' if info.version == 3 else 'AES-256-CFB'}"
+            f"{', big-endian header' if getattr(info, 'big_endian', False) else ''})")
+
+
+def _describe_compressed(info: Any) -> str:
+    return f"compressed ({info.mode_name})"
+
+
+@attrs.frozen
+class Layer:
+    """One layer ``FileAccess`` puts around a file's bytes.
+
+    ``name`` is the :class:`~godot_formats.savefile.SaveFile` attribute that holds its ``info``;
+    ``read(data, key, max_size)`` gives the bytes inside, the info and where the layer ends
+    in ``data`` (the engine reads no further); ``write(plaintext, info, key)`` puts it back.
+    """
+
+    name: str
+    magics: tuple[bytes, ...]
+    read: Callable[[bytes, bytes | None, int], tuple[bytes, Any, int]]
+    write: Callable[[bytes, Any, bytes | None], bytes]
+    describe: Callable[[Any], str]
+    offsets: str  # how an offset inside it is named: "of the decrypted data"
+
+
+#: The layers, outside in (``FileAccessEncrypted`` over ``FileAccessCompressed`` is how a file
+#: could nest them; each is taken off at most once).  ``CEDG``: a Godot 3 header written after
+#: ``endian_swap``; ``RSCC``: a compressed resource, same layout.
+LAYERS: tuple[Layer, ...] = (
+    Layer("encryption", (b"GDEC", b"CEDG"), _read_encrypted, _write_encrypted, _describe_encrypted,
+          "of the decrypted data"),
+    Layer("compression", (b"GCPF", b"RSCC"), _read_compressed, _write_compressed, _describe_compressed,
+          "of the decompressed data"),
+)
+LAYER_BY_NAME = {layer.name: layer for layer in LAYERS}
+
+
+@attrs.frozen
+class BareStream:
+    """The layer of a bare ``PackedByteArray.compress(mode)`` stream: one stream, no header."""
+
+    mode: int
+
+    @property
+    def mode_name(self) -> str:
+        from ..layers.compression import mode_info
+        return f"{mode_info(self.mode).name} (bare stream)"
+
+
+@attrs.define
+class Peeled:
+    """The bytes inside the layers, each layer's info, and the bytes after each layer's end."""
+
+    raw: bytes
+    data: bytes
+    infos: dict[str, Any] = attrs.field(factory=dict)
+    trailing: dict[str, bytes] = attrs.field(factory=dict)
+    key: bytes | None = None
+
+    @property
+    def offsets(self) -> str:
+        """How offsets in ``data`` are named (the innermost layer's words), or "" for the file's own."""
+        inner = [layer for layer in LAYERS if layer.name in self.infos]
+        return f" {inner[-1].offsets}" if inner else ""
+
+
+def _mode_id(mode: str | int) -> int:
+    from ..layers.compression import MODES
+    for m in MODES:
+        names = (m.name.lower(), f"compression_{m.name}".lower())
+        if mode == m.id or (isinstance(mode, str) and mode.lower() in names):
+            return m.id
+    raise ValueError(f"unknown compression mode {mode!r}; one of {', '.join(m.name for m in MODES)}")
+
+
+def _key(password: str | None, key: bytes | None) -> bytes | None:
+    if key is not None or password is None:
+        return key
+    from ..layers.encryption import key_from_password
+    return key_from_password(password)
+
+
+def inflate_budget(size: int, max_size: int, max_ratio: int) -> int:
+    """The most bytes a layer of a ``size``-byte file may decompress to (see :data:`DEFAULT_MAX_RATIO`)."""
+    return min(max_size, max(RATIO_FLOOR, size * max_ratio)) if max_ratio else max_size
+
+
+def peel(raw: bytes, *, password: str | None = None, key: bytes | None = None, compressed: str | int | None = None,
+         max_size: int = DEFAULT_MAX_FILE_SIZE, max_ratio: int = DEFAULT_MAX_RATIO) -> Peeled:
+    """Take every layer of :data:`LAYERS` off ``raw``, outside in, each at most once.
+
+    ``compressed`` names the mode of a bare ``PackedByteArray.compress`` stream, which has no
+    header to know it by.  Bytes after a layer's end are kept in ``trailing`` (the engine
+    never reads them; a writer puts them back).  A layer decompresses to at most
+    :func:`inflate_budget` bytes (``max_ratio`` times the file's size, ``max_size`` at most).
+    """
+    from ..layers.compression import SizeLimitError
+
+    out = Peeled(raw, raw, key=_key(password, key))
+    budget = inflate_budget(len(raw), max_size, max_ratio)
+    for layer in LAYERS:
+        if bytes(out.data[:4]) not in layer.magics:
+            continue
+        try:
+            inner, info, end = read_layer(layer, out.data, out.key, max_size, max_ratio, size=len(raw))
+        except DecodeError as e:
+            e.where = out.offsets  # in the bytes this layer was read from
+            raise
+        out.infos[layer.name] = info
+        if end < len(out.data):
+            out.trailing[layer.name] = out.data[end:]
+        out.data = inner
+    if not out.infos and compressed is not None:
+        from ..layers.compression import decompress
+        mode = _mode_id(compressed)
+        try:
+            out.data = decompress(raw, mode, max_size=budget)
+        except SizeLimitError as e:
+            raise _over_budget(e, len(raw), budget, max_size, max_ratio) from None
+        out.infos["compression"] = BareStream(mode)
+    return out
+
+
+def read_layer(layer: Layer, data: bytes, key: bytes | None, max_size: int, max_ratio: int = DEFAULT_MAX_RATIO, *,
+               size: int | None = None) -> tuple[bytes, Any, int]:
+    """``layer.read`` within the budget of a file of ``size`` bytes (``len(data)`` by default):
+    shared by :func:`peel` and ``FileAccess.open``, so both refuse the same bombs in the same words."""
+    from ..layers.compression import SizeLimitError
+
+    file_size = len(data) if size is None else size
+    budget = inflate_budget(file_size, max_size, max_ratio)
+    try:
+        return layer.read(data, key, budget)
+    except SizeLimitError as e:
+        raise _over_budget(e, file_size, budget, max_size, max_ratio) from None
+
+
+def _over_budget(e: DecodeError, size: int, budget: int, max_size: int, max_ratio: int) -> DecodeError:
+    """A layer over its budget, in words that say which limit it is and how to lift it."""
+    if budget < max_size:
+        how = (f"more than {budget} bytes, the budget for a file of {size} bytes (max_ratio={max_ratio} times its "
+               f"size, at least {RATIO_FLOOR}): a decompression bomb, or a save that compresses unusually well "
+               f"(max_ratio= lifts it)")
+    else:
+        how = f"more than max_size={max_size} bytes"
+    return DecodeError(e.offset, f"{e.reason}: the layer would decompress to {how}")
+
+
+def read_bounded(file: FileLike, max_size: int = DEFAULT_MAX_FILE_SIZE, *,
+                 regular_only: bool = False) -> tuple[bytes, Path | None]:
+    """A file's bytes (a path, bytes or a binary file object), and its path; one over ``max_size`` is
+    refused before it is read (a pipe is read up to ``max_size``), and with ``regular_only`` a special
+    file (a FIFO, a device: what a command would write back) before it is opened."""
+    if isinstance(file, (bytes, bytearray, memoryview)):
+        data = bytes(file)
+        if len(data) > max_size:
+            raise DecodeError(0, f"the input is {len(data)} bytes, over max_size={max_size}")
+        return data, None
+    if isinstance(file, (str, os.PathLike)):
+        path = Path(file)
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode) or (regular_only and not stat.S_ISREG(mode)):
+            raise OSError(21 if stat.S_ISDIR(mode) else 22, "not a regular file; refusing to read it", str(path))
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > max_size:
+                raise DecodeError(0, f"the file is {size} bytes, over max_size={max_size}")
+            data = f.read(max_size + 1)
+    elif hasattr(file, "read"):
+        data = file.read(max_size + 1)
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError("a binary file object is needed")
+        data = bytes(data)
+        path = None
+    else:
+        raise TypeError(f"a path, bytes or a binary file object is needed, not {type(file).__name__}")
+    if len(data) > max_size:
+        raise DecodeError(0, f"the file is over max_size={max_size} bytes")
+    return data, path if isinstance(file, (str, os.PathLike)) else None
+
+
+# -- text where bytes were expected -------------------------------------------------------------------
+
+_SECTION = re.compile(r"\[[^\]\n]+\][ \t\r]*")
+
+
+def config_text(data: bytes) -> str | None:
+    """The text of a ``ConfigFile`` (``[section]`` and ``key=value`` lines), or None."""
+    if b"\0" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    first = text.lstrip()[:1]
+    return text if first in ("[", ";") else None
+
+
+def _text_kind(data: bytes) -> tuple[str, str] | None:
+    """What text ``data`` is, and the way to read it, or None for bytes that are not text.
+
+    Binary Variants always hold a NUL byte (the second byte of every header is 0, and so is the
+    last byte of every ``store_var`` length under 16 MiB), so text is UTF-8 with none.
+    """
+    if not data or b"\0" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    else:
+        return "json", ("JSON text, not binary Variants: `godot-formats load FILE -o OUT` writes the lossless "
+                        "JSON of `dump --json` back as bytes")
+    lines = [line for line in text.lstrip().splitlines() if line.strip() and not line.lstrip().startswith(";")]
+    if lines and _SECTION.fullmatch(lines[0].strip()):
+        return "configfile", ("a ConfigFile text file (sections of key=value lines), not binary Variants: Godot "
+                              "reads it with ConfigFile.load; its values are Godot text, which "
+                              "`godot-formats load` turns into bytes")
+    if _godot_text(text):
+        return "var2str", ("Godot text (var2str / var_to_str), not binary Variants: `godot-formats load FILE -o OUT` "
+                           "writes it as bytes")
+    return "text", "a text file (not Godot text, JSON nor ConfigFile), not binary Variants"
+
+
+def _godot_text(text: str) -> bool:
+    """Whether ``text`` is one value of Godot text in some engine version (the parser is linear)."""
+    from ..core.errors import GodotFormatsError
+    from ..views.text import from_text
+
+    for version in ("godot4", "godot3"):
+        try:
+            from_text(text, version)
+        except (GodotFormatsError, RecursionError):
+            continue
+        return True
+    return False
+
+
+# -- the reading ------------------------------------------------------------------------------------
+
+
+@attrs.define(eq=False)
+class Reading:
+    """A file, read: its layers, framing, dialect (and why), and its records' values, decoded once.
+
+    ``inner``: the bytes the records are spans of (the plaintext; for base64 text, the bytes it
+    encodes).  ``spans``: each record's payload in ``inner``; ``ends``: where each value ends
+    (the rest of its frame is slack).  ``values[i]`` is None for a record in ``lost`` (salvaged).
+    ``damage``: what ended a salvaged file whose framing breaks.  ``candidates``: the ranked
+    readings (what ``detect`` shows).
+    """
+
+    peeled: Peeled
+    container: str
+    dialect: Dialect
+    why: str
+    inner: bytes = b""
+    byteorder: str = "little"
+    spans: tuple[tuple[int, int], ...] = ()
+    ends: tuple[int, ...] = ()
+    values: list[Any] = attrs.field(factory=list)
+    lost: list[LostRecord] = attrs.field(factory=list)
+    damage: DecodeError | None = None
+    settings_info: Any = None
+    candidates: list[Candidate] = attrs.field(factory=list)
+    also: list[str] = attrs.field(factory=list)  # other readings that read the same values
+
+
+@attrs.frozen
+class _Ask:
+    """What the caller knows."""
+
+    dialect: Dialect | None
+    framing: str
+    allow_objects: bool
+    salvage: bool
+    prefer: int | None  # the engine major version the layers say wrote the file
+    bare_stream: bool
+    thorough: bool = False  # every dialect's reading ranked (detect), not only what picks the winner
+
+
+def read(file: FileLike, *, password: str | None = None, key: bytes | None = None,
+         dialect: str | Dialect | None = None, framing: str = "auto", allow_objects: bool = False,
+         max_size: int = DEFAULT_MAX_FILE_SIZE, salvage: bool = False,
+         compressed: str | int | None = None, max_ratio: int = DEFAULT_MAX_RATIO) -> Reading:
+    """Read a file of any engine version and layer once; see the module docstring.
+
+    Raises :class:`~godot_formats.errors.AmbiguousDialectError` when readings disagree,
+    :class:`~godot_formats.errors.DamagedFileError` (or a
+    :class:`~godot_formats.framing.FramingError` when the frames break) when none explains
+    the file, :class:`~godot_formats.errors.NotBinaryError` for text, and
+    :class:`~godot_formats.errors.DecodeError` for a bad layer.
+    """
+    raw, _ = read_bounded(file, max_size)
+    peeled = peel(raw, password=password, key=key, compressed=compressed, max_size=max_size, max_ratio=max_ratio)
+    return read_peeled(peeled, dialect=dialect, framing=framing, allow_objects=allow_objects, salvage=salvage,
+                       max_size=max_size)
+
+
+def read_peeled(peeled: Peeled, *, dialect: str | Dialect | None = None, framing: str = "auto",
+                allow_objects: bool = False, salvage: bool = False,
+                max_size: int = DEFAULT_MAX_FILE_SIZE, thorough: bool = False) -> Reading:
+    """:func:`read` of bytes whose layers are already off (errors name those bytes in ``where``).
+
+    ``thorough``: rank every dialect's reading in ``candidates`` (what ``detect`` lists), not only
+    what it takes to find the best one."""
+    if framing not in FRAMINGS:
+        raise ValueError(f"framing must be one of {', '.join(FRAMINGS)}, not {framing!r}")
+    try:
+        reading = _read_peeled(peeled, dialect, framing, allow_objects, salvage, max_size, thorough)
+    except DecodeError as e:
+        e.where = peeled.offsets
+        raise
+    for error in [lost.error for lost in reading.lost] + ([reading.damage] if reading.damage else []):
+        error.where = peeled.offsets
+    return reading
+
+
+def _read_peeled(peeled: Peeled, dialect: str | Dialect | None, framing: str, allow_objects: bool, salvage: bool,
+                 max_size: int, thorough: bool) -> Reading:
+    enc = peeled.infos.get("encryption")
+    ask = _Ask(None if dialect is None else get_dialect(dialect), framing, allow_objects, salvage,
+               enc.version if enc is not None else None, isinstance(peeled.infos.get("compression"), BareStream),
+               thorough)
+    data = peeled.data
+    if data[:4] == b"ECFG":
+        return _read_settings(peeled, ask, max_size)
+    layered = bool(peeled.infos)
+    if layered and not data:
+        # Opened for writing and closed: a container of nothing, no record in it.
+        return Reading(peeled, "store_var", _container_dialect(ask), "the file holds no record")
+    if layered and not ask.bare_stream:
+        text = config_text(data)
+        if text is not None:
+            return Reading(peeled, "text", _container_dialect(ask), "ConfigFile text", values=[text])
+    decoded = None if ask.bare_stream else sniff_base64(data)
+    if decoded is not None:
+        return _choose(peeled, decoded, "base64", attrs.evolve(ask, framing="none"))
+    if not layered:
+        kind = _text_kind(data)
+        if kind is not None:
+            raise NotBinaryError(*kind)
+    if ask.bare_stream:
+        ask = attrs.evolve(ask, framing="none")
+    return _choose(peeled, data, "store_var", ask)
+
+
+def read_value(data: bytes | bytearray | memoryview, *, allow_objects: bool = False) -> Reading:
+    """One bare ``var_to_bytes`` value of an unknown engine version (``loads(data, "auto")``): the
+    same rule as for files, without layers or framing."""
+    raw = bytes(data)
+    ask = _Ask(None, "none", allow_objects, False, None, False)
+    return _choose(Peeled(raw, raw), raw, "var_to_bytes", ask)
+
+
+def _container_dialect(ask: _Ask) -> Dialect:
+    return ask.dialect if ask.dialect is not None else get_dialect(f"godot{ask.prefer or 4}")
+
+
+def _layouts(data: bytes, ask: _Ask) -> list[Layout]:
+    out = [Layout.bare(data)] if ask.framing != "store_var" else []
+    if ask.framing != "none":
+        for byteorder in ("little", "big"):
+            framed = Layout.frames(data, byteorder)
+            if framed is not None:
+                out.append(framed)
+    return out
+
+
+def _choose(peeled: Peeled, data: bytes, container: str, ask: _Ask) -> Reading:
+    dialects = [ask.dialect] if ask.dialect is not None else engine_dialects()
+    layouts = _layouts(data, ask)
+    found = readings(data, layouts, dialects, ask.allow_objects, thorough=ask.thorough) if layouts else []
+    ranked = rank(data, found, thorough=ask.thorough) if found else []
+    fits = [(c, a) for c, a in ranked if c.confidence > 0 and (
+        c.complete or (ask.bare_stream and not c.framed and a.read_all))]
+    candidates = [c for c, _ in ranked]
+    if not fits:
+        try:
+            return _damaged(peeled, data, container, ask, found, dialects, candidates)
+        except DamagedFileError as e:
+            e.ranked = candidates
+            raise
+    try:
+        attempt, why, also = _pick(fits, ask.prefer)
+    except AmbiguousDialectError as e:
+        e.ranked = candidates
+        raise
+    if ask.dialect is not None:
+        why = f"{ask.dialect.name} (given)"
+    framed = attempt.framed
+    return Reading(peeled, "store_var" if framed else ("base64" if container == "base64" else "var_to_bytes"),
+                   attempt.dialect, why, data, attempt.layout.byteorder, attempt.layout.spans, attempt.ends,
+                   list(attempt.values), candidates=candidates, also=also)
+
+
+def _label(a: Attempt) -> str:
+    return a.dialect.name + (" (store_var framed)" if a.framed else "")
+
+
+def _pick(fits: list[tuple[Candidate, Attempt]], prefer: int | None) -> tuple[Attempt, str, list[str]]:
+    """The best reading; among equally good ones, the layers' own version (``prefer``), unless
+    they read different values: then the file is ambiguous."""
+    top = [(c, a) for c, a in fits if c.ambiguous] or fits[:1]
+    first: dict[tuple[int, bool], tuple[Candidate, Attempt]] = {}
+    for c, a in top:
+        first.setdefault((a.dialect.major, a.framed), (c, a))
+    if len(first) > 1:
+        chosen = next(iter(first.values()))[1]
+        if not all(_same_values(chosen, a) for _, a in first.values()):
+            names = sorted(first.values(), key=lambda ca: (ca[1].dialect.name in ("godot2",), ca[1].dialect.name))
+            raise AmbiguousDialectError([a.dialect.name for _, a in names], [a.framed for _, a in names])
+    c, a = next(((c, a) for c, a in top if a.dialect.major == prefer), top[0])
+    also = [_label(o) for _, o in first.values() if (o.dialect.major, o.framed) != (a.dialect.major, a.framed)]
+    return a, f"detected {a.dialect.name}: {c.reason}", also
+
+
+def _same_values(a: Attempt, b: Attempt) -> bool:
+    try:
+        return len(a.values) == len(b.values) and all(map(same_value, a.values, b.values))
+    except (TypeError, ValueError):
+        return False
+
+
+def _plausible(ask: _Ask, order: dict[str, int]) -> Callable[[Attempt], tuple[int, int, int, int]]:
+    """How plausible a failed reading is: the layers' own evidence first, then the bytes and the
+    records it read before failing, then the dialects' order."""
+    def key(a: Attempt) -> tuple[int, int, int, int]:
+        return (int(a.dialect.major == ask.prefer), _explained(a), len(a.ends) if a.framed else 0,
+                -order.get(a.dialect.name, len(order)))
+    return key
+
+
+def _explained(a: Attempt) -> int:
+    """The bytes a failed reading explains: as far as it got, but nothing for one value that leaves most of
+    the file unread (as for a frame: such a value is not a reading of the file)."""
+    if not a.framed and a.read_all and mostly_unread(*a.layout.spans[0], a.ends[0]):
+        return 0
+    return a.bytes_read
+
+
+def _damaged(peeled: Peeled, data: bytes, container: str, ask: _Ask, found: list[Attempt],
+             dialects: Sequence[Dialect], candidates: list[Candidate]) -> Reading:
+    """No reading explains the file: name the damage of the most plausible one (or salvage)."""
+    frames, broken = scan_frames(data, "little")
+    partial: Layout | None = None
+    if broken is not None and frames and container != "base64" and ask.framing != "none":
+        partial = Layout(True, tuple((pos + PREFIX_SIZE, pos + PREFIX_SIZE + size) for pos, size in frames))
+        intact = readings(data, [partial], dialects, ask.allow_objects)
+        if any(a.ends for a in intact):
+            found = found + intact
+        else:  # no dialect reads a value in the first frame: these are no frames (a bare value's bytes)
+            partial = None
+    if broken is not None and ask.framing == "store_var" and (partial is None or _one_value(data, dialects, ask)):
+        raise FramingError(broken.offset, f"not store_var framed: the u32 length prefixes do not tile the file "
+                                          f"(try --framing none): {broken.reason}")
+    if not found:
+        raise DecodeError(0, "no engine version reads this file: it is empty" if not data else
+                          "no engine version reads this file")
+    order = {d.name: i for i, d in enumerate(dialects)}
+    best = max(found, key=_plausible(ask, order))
+    if not best.framed:
+        if _explained(best) == 0 and broken is not None and _a_frame_length(data) and container != "base64" \
+                and ask.framing != "none":
+            raise broken  # not even a header reads: what there is to say is how the frames break
+        return _bare_damage(best, ask)
+    every = read_layout(best.dialect, data, best.layout, ask.allow_objects, past_errors=True)
+    n = len(best.layout.spans)
+    lost = [LostRecord(i + 1, best.layout.spans[i][0] - PREFIX_SIZE, error) for i, error in every.lost]
+    framing_damage = broken if best.layout is partial else None
+    if ask.salvage and (every.values or framing_damage is None):
+        values = [None if v is LOST else v for v in every.values]
+        return Reading(peeled, "store_var", best.dialect,
+                       f"salvaged as {best.dialect.name}: the dialect that reads the most of this damaged file",
+                       data, best.layout.byteorder, best.layout.spans, every.ends, values, lost,
+                       framing_damage or (lost[0].error if lost else None), candidates=candidates)
+    if lost:
+        first = lost[0]
+        total = f"{n}+" if framing_damage is not None else str(n)
+        others = len(every.values) - len(lost)
+        raise DamagedFileError(
+            first.error.offset, f"record {first.record} of {total}: {first.error.reason} (the file is damaged; "
+            f"{best.dialect.name} reads {others} other record(s): salvage=True, --salvage on the command line, "
+            "keeps them)", dialect=best.dialect.name, record=first.record, lost=lost)
+    if framing_damage is not None:
+        k = len(best.layout.spans)
+        raise FramingError(framing_damage.offset, f"{framing_damage.reason}; records 1 to {k} are intact "
+                                                  "(salvage=True, --salvage on the command line, keeps them)")
+    assert best.error is not None and best.failed is not None
+    raise DamagedFileError(best.error.offset, f"record {best.failed + 1} of {n}: {best.error.reason} (the file is "
+                                              f"damaged; read as {best.dialect.name})",
+                           dialect=best.dialect.name, record=best.failed + 1)
+
+
+def _a_frame_length(data: bytes) -> bool:
+    """Whether ``data`` starts with a length the engine could have written (it reads it as a signed int)."""
+    return len(data) >= PREFIX_SIZE and int.from_bytes(data[:PREFIX_SIZE], "little") <= MAX_FRAME_LENGTH
+
+
+def _one_value(data: bytes, dialects: Sequence[Dialect], ask: _Ask) -> bool:
+    """Whether some dialect reads ``data`` whole as one bare value (then its "frames" are no frames)."""
+    return any(a.read_all and a.ends[0] == len(data)
+               for a in readings(data, [Layout.bare(data)], dialects, ask.allow_objects))
+
+
+def _bare_damage(best: Attempt, ask: _Ask) -> Reading:
+    error = best.error
+    if error is None:  # the value reads, and bytes follow it
+        end = best.ends[0]
+        error = DecodeError(end, f"{best.layout.spans[0][1] - end} byte(s) after the value, which ends at byte {end}")
+    what = error.reason if ask.dialect is not None else \
+        f"no engine dialect reads this file (as {best.dialect.name}, the one that reads the most: {error.reason})"
+    if ask.salvage:
+        what += "; it is one var_to_bytes value, with no records to salvage"
+    raise DamagedFileError(error.offset, what, dialect=best.dialect.name, explained=_explained(best))
+
+
+def _read_settings(peeled: Peeled, ask: _Ask, max_size: int) -> Reading:
+    from ..layers.project_settings import read_ecfg
+    names = [ask.dialect] if ask.dialect is not None else [get_dialect(n) for n in ("godot4", "godot3", "godot2")]
+    errors = []
+    for d in names:
+        try:
+            settings, info = read_ecfg(peeled.data, d, allow_objects=True, max_size=max_size,
+                                       strict=ask.dialect is None)
+        except DecodeError as e:
+            errors.append((d.name, e))
+            continue
+        return Reading(peeled, "project_settings", d, f"project settings, read as {d.name}", peeled.data,
+                       values=[settings], settings_info=info)
+    name, err = max(errors, key=lambda pair: pair[1].offset)
+    raise DecodeError(err.offset, f"project settings, as {name}: {err.reason}")

@@ -1,0 +1,420 @@
+"""Save files as games write them: the layers around the Variants, peeled off and put back.
+
+A file is read from the outside in, the way ``tarfile.open`` reads a ``.tar.gz``:
+
+1. the **container**: an encrypted file (``GDEC``, :mod:`godot_formats.encryption`), a
+   compressed file (``GCPF``, :mod:`godot_formats.compression`), project settings
+   (``ECFG``, :mod:`godot_formats.project_settings`), ``Marshalls.variant_to_base64``
+   text, or none;
+2. the **framing** of what is inside: ``store_var`` records (a u32 length, little-endian,
+   or big-endian after ``File.endian_swap``/``FileAccess.big_endian``, then the Variant,
+   then possibly bytes the engine skips), or one bare ``var_to_bytes`` value;
+3. the **dialect** of the Variants, detected or given.
+
+:func:`open` returns a :class:`SaveFile` whose ``values`` are the records and whose
+other fields name each layer.  :meth:`SaveFile.save` puts the layers back: a file
+saved without a change is the same bytes, and a file saved in another dialect migrates
+its layers too (a Godot 3 encrypted save becomes a Godot 4 encrypted save with the same
+password).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+from pathlib import Path
+from typing import IO, Any, Union
+
+import attrs
+
+from ..core.codec import DEFAULT_MAX_DEPTH, encoder_for
+from ..core.dialects import Dialect, get_dialect
+from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, EncodeError, LostRecord
+from ..layers.files import write_atomic
+from ..layers.framing import PREFIX_SIZE, FramingError, join_frames
+from .conversion import POLICIES, Loss, convert_value
+from .detection import writes_as
+from .reading import (
+    DEFAULT_MAX_FILE_SIZE,
+    DEFAULT_MAX_RATIO,
+    LAYER_BY_NAME,
+    LAYERS,
+    BareStream,
+    Reading,
+    peel,
+    read_bounded,
+    read_peeled,
+)
+
+__all__ = ["SaveFile", "Record", "open", "AmbiguousDialectError", "DEFAULT_MAX_FILE_SIZE", "BareStream",
+           "FramingError"]
+
+FileLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
+
+
+@attrs.define
+class Record:
+    """One ``store_var`` record as read: where it was, and its bytes, for an exact rewrite."""
+
+    offset: int  # of its length prefix, in the plaintext
+    payload: bytes  # the frame's bytes after the prefix: the Variant and any slack
+    value_end: int  # where the Variant ends inside ``payload``; the rest is slack the engine skips
+
+
+@attrs.define(eq=False)
+class SaveFile:
+    """A save file: its values, and every layer that was around them.
+
+    ``values``: the records in file order (for project settings, one mapping of setting
+    name to value).  ``container``: ``"store_var"``, ``"var_to_bytes"`` (one bare
+    value), ``"project_settings"``, ``"base64"``, or ``"text"`` (the ``ConfigFile`` text of
+    ``ConfigFile.save_encrypted_pass``: one ``str``).  ``encryption`` and ``compression``
+    hold the layer's own description (:class:`~godot_formats.encryption.GdecInfo`,
+    :class:`~godot_formats.compression.GcpfInfo`) or None.  ``byteorder`` is that of the
+    ``store_var`` length prefixes.
+    """
+
+    values: list[Any]
+    dialect: Dialect
+    container: str
+    byteorder: str = "little"
+    encryption: Any = None
+    compression: Any = None
+    settings_info: Any = None
+    allow_objects: bool = False
+    path: Path | None = None
+    damage: DecodeError | None = None  # what ended a salvaged file
+    lost: list[LostRecord] = attrs.field(factory=list)  # salvaged records whose value was bad (None in values)
+    why: str = ""  # how the dialect and framing were chosen
+    also: list[str] = attrs.field(factory=list)  # other readings of the file that read the same values
+    _raw: bytes = b""
+    _plaintext: bytes = b""
+    _records: list[Record] = attrs.field(factory=list)
+    _spans: tuple[tuple[int, int], ...] = ()  # each record's (start, end) in _inner: records made when asked
+    _ends: tuple[int, ...] = ()  # where each value ends
+    _inner: bytes = b""
+    _key: bytes | None = None
+    _plaintext_md5: str | None = None  # from a header: the plaintext its IV was used for
+    _trailing: dict[str, bytes] = attrs.field(factory=dict)  # bytes after a layer's end, per layer
+
+    @classmethod
+    def from_reading(cls, reading: Reading, *, path: Path | None = None, allow_objects: bool = False) -> SaveFile:
+        """The save file of a :class:`~godot_formats.reading.Reading`: its values as read, no decoding again."""
+        peeled = reading.peeled
+        return cls(reading.values, reading.dialect, reading.container, byteorder=reading.byteorder,
+                   encryption=peeled.infos.get("encryption"), compression=peeled.infos.get("compression"),
+                   settings_info=reading.settings_info, allow_objects=allow_objects or reading.container ==
+                   "project_settings", path=path, damage=reading.damage, lost=list(reading.lost), why=reading.why,
+                   also=list(reading.also), raw=peeled.raw, plaintext=peeled.data, spans=reading.spans,
+                   ends=reading.ends, inner=reading.inner, key=peeled.key, trailing=peeled.trailing)
+
+    def _record_list(self) -> list[Record]:
+        """Each record's place and bytes (made from the reading's spans the first time they are needed)."""
+        if self._spans and not self._records:
+            prefix = PREFIX_SIZE if self.container == "store_var" else 0
+            inner = self._inner
+            self._records = [Record(start - prefix, inner[start:end], value_end - start)
+                             for (start, end), value_end in zip(self._spans, self._ends)]
+        return self._records
+
+    # -- describing -------------------------------------------------------------------
+
+    @property
+    def layers(self) -> dict[str, Any]:
+        """Every layer, outside in, as plain data (what the JSON and text views record)."""
+        out: dict[str, Any] = {"container": self.container, "dialect": self.dialect.name}
+        if self.container == "store_var":
+            out["byteorder"] = self.byteorder
+            out["records"] = len(self.values)
+        if self.encryption is not None:
+            out["encryption"] = f"godot{self.encryption.version}"
+        if self.compression is not None:
+            out["compression"] = self.compression.mode_name
+        if self._trailing:
+            out["trailing"] = {name: len(rest) for name, rest in self._trailing.items()}
+        if self.lost:
+            out["lost"] = [lost.record for lost in self.lost]
+        return out
+
+    def header(self) -> dict[str, Any]:
+        """Everything but the values that :meth:`from_header` needs to write this file again:
+        the layers with their parameters (a Godot 4 IV, a gzip OS byte) and each record's
+        slack.  JSON-ready; the key or password is never part of it."""
+        out: dict[str, Any] = {"godot_formats_save": 1, "container": self.container,
+                               "dialect": self.dialect.name, "byteorder": self.byteorder}
+        out["plaintext_md5"] = hashlib.md5(self._plaintext).hexdigest()  # "the same bytes as before?"
+        if self.encryption is not None:
+            out["encryption"] = _info_to_json(self.encryption)
+        if self.compression is not None:
+            out["compression"] = _info_to_json(self.compression)
+            if isinstance(self.compression, BareStream):
+                out["compression"]["bare"] = True
+            elif self._raw and self.encryption is None and not self._rewraps_exactly():
+                # Compressed by another library version than ours (Godot 3.2.3's older zstd), or in a mode
+                # only read here (Brotli): the file's own bytes, given back while the plaintext is unchanged.
+                out["compression"]["as_read"] = base64.b64encode(self._raw).decode("ascii")
+        if self.settings_info is not None:
+            out["settings"] = _info_to_json(self.settings_info)
+        if self._trailing:
+            out["trailing"] = {name: rest.hex() for name, rest in self._trailing.items()}
+        if self.lost:
+            out["lost"] = [lost.record for lost in self.lost]  # damaged records, read as null
+        slack = [r.payload[r.value_end:].hex() for r in self._record_list()] if self.container == "store_var" else []
+        if any(slack):
+            out["slack"] = slack
+        return out
+
+    def _rewraps_exactly(self) -> bool:
+        try:
+            return self._wrap(self._plaintext, self.dialect, None, None) == self._raw
+        except EncodeError:
+            return False
+
+    @classmethod
+    def from_header(cls, header: dict[str, Any], values: list[Any], *, password: str | None = None,
+                    key: bytes | None = None, allow_objects: bool = False) -> SaveFile:
+        """A save file to write ``values`` with the layers a :meth:`header` describes.
+
+        Values equal to what a record held keep that record's slack; the IV of a Godot 4
+        file is kept only if the plaintext is the same bytes (it never encrypts two
+        plaintexts).
+        """
+        if not isinstance(header, dict) or header.get("godot_formats_save") != 1:
+            raise DecodeError(0, "not a godot-formats save header")
+        try:
+            d = get_dialect(header["dialect"])
+            container = header["container"]
+            if container not in ("store_var", "var_to_bytes", "project_settings", "base64", "text"):
+                raise ValueError(f"unknown container {container!r}")
+            encryption = compression = settings = None
+            raw = b""
+            md5 = header.get("plaintext_md5")
+            if md5 is not None and not isinstance(md5, str):
+                raise ValueError("plaintext_md5 is hex text")
+            if "encryption" in header:
+                from ..layers.encryption import GdecInfo
+                encryption = _info_from_json(GdecInfo, header["encryption"])
+            if "compression" in header:
+                from ..layers.compression import GcpfInfo
+                layer: Any = BareStream if header["compression"].get("bare") else GcpfInfo
+                compression = _info_from_json(layer, header["compression"])
+                as_read = header["compression"].get("as_read")
+                raw = base64.b64decode(as_read, validate=True) if isinstance(as_read, str) else b""
+            if "settings" in header:
+                from ..layers.project_settings import EcfgInfo
+                settings = _info_from_json(EcfgInfo, header["settings"])
+            byteorder = header.get("byteorder", "little")
+            if byteorder not in ("little", "big"):
+                raise ValueError(f"byteorder {byteorder!r}")
+            slack = [bytes.fromhex(h) for h in header.get("slack", [])]
+            trailing = {name: bytes.fromhex(h) for name, h in header.get("trailing", {}).items()
+                        if name in LAYER_BY_NAME}
+        except (KeyError, ValueError, TypeError, binascii.Error) as e:
+            raise DecodeError(0, f"a save header that cannot be used: {e}") from None
+        encoder = encoder_for(d, allow_objects)
+        records = []
+        for i, v in enumerate(values if container == "store_var" else []):
+            extra = slack[i] if i < len(slack) else b""
+            try:
+                blob = encoder.encode(v)
+            except EncodeError:
+                blob = b""
+            records.append(Record(0, blob + extra, len(blob)))
+        use_key = key
+        if use_key is None and password is not None:
+            from ..layers.encryption import key_from_password
+            use_key = key_from_password(password)
+        sf = cls(list(values), d, container, byteorder=byteorder, encryption=encryption, compression=compression,
+                 settings_info=settings, allow_objects=allow_objects, records=records, key=use_key,
+                 plaintext_md5=md5, raw=raw, trailing=trailing)
+        return sf
+
+    # -- writing ------------------------------------------------------------------------
+
+    def to_bytes(self, *, dialect: str | Dialect | None = None, password: str | None = None,
+                 key: bytes | None = None, policy: str = "strict") -> tuple[bytes, list[Loss]]:
+        """The file's bytes with the current values, and every change a dialect conversion made.
+
+        Unchanged values in the same dialect keep their original bytes (slack included), and
+        an unchanged plaintext gives back the original file exactly.  In another dialect the
+        values are converted (``policy`` as in :func:`godot_formats.convert_value`) and the
+        layers migrate: an encrypted file is encrypted for the target engine with the same
+        key (a fresh IV for Godot 4), a compressed one stays compressed in the same mode.
+        """
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
+        target = self.dialect if dialect is None else get_dialect(dialect)
+        losses: list[Loss] = []
+        values = self.values
+        if target != self.dialect:
+            values, losses = self._converted(target, policy)
+        plaintext = self._plaintext_of(values, target)
+        same = plaintext == self._plaintext or (
+            self._plaintext_md5 is not None and hashlib.md5(plaintext).hexdigest() == self._plaintext_md5)
+        if self._raw and same and target == self.dialect and password is None and key is None:
+            return self._raw, losses
+        return self._wrap(plaintext, target, password, key), losses
+
+    def _converted(self, target: Dialect, policy: str) -> tuple[list[Any], list[Loss]]:
+        """The values in ``target``, and every change, of every record (strict: all listed, then refused)."""
+        lost = {r.record - 1: r for r in self.lost}
+        converted: list[Any] = []
+        losses: list[Loss] = []
+        for i, v in enumerate(self.values):
+            where = _record_path(i, len(self.values))
+            if i in lost and v is None:
+                losses.append(Loss(where, f"damaged in the file ({lost[i].error.reason}): written as null, as "
+                                          "get_var reads it", None, None))
+                converted.append(None)
+                continue
+            new, found = convert_value(v, self.dialect, target, policy="lossy")
+            converted.append(new)
+            losses += [attrs.evolve(loss, path=where + loss.path) for loss in found]
+        if losses and policy == "strict":
+            raise ConversionError(losses)
+        return converted, losses
+
+    def save(self, file: FileLike | None = None, *, dialect: str | Dialect | None = None,
+             password: str | None = None, key: bytes | None = None, policy: str = "strict",
+             overwrite: bool = False) -> list[Loss]:
+        """Write the file (atomically) to ``file``, or back where it was read from.
+
+        An existing file other than the one this was read from is only replaced with
+        ``overwrite=True``.  Returns the changes a dialect conversion made (see :meth:`to_bytes`).
+        """
+        data, losses = self.to_bytes(dialect=dialect, password=password, key=key, policy=policy)
+        if file is None:
+            if self.path is None:
+                raise ValueError("this save file was not read from a path: give save() a file")
+            file = self.path
+        elif isinstance(file, (str, os.PathLike)) and Path(file).exists() and not overwrite and not (
+                self.path is not None and Path(file).resolve() == self.path.resolve()):
+            raise FileExistsError(17, "exists; pass overwrite=True to replace it", str(file))
+        if isinstance(file, (str, os.PathLike)):
+            write_atomic(Path(file), data)
+        elif hasattr(file, "write"):
+            file.write(data)
+        else:
+            raise TypeError("save() writes to a path or a binary file object")
+        return losses
+
+    def _plaintext_of(self, values: list[Any], target: Dialect) -> bytes:
+        if self.container == "project_settings":
+            from ..layers.project_settings import write_ecfg
+            # A file of Godot 3.2.3's key-length bug (unreadable by that engine itself) comes back as it
+            # was when nothing changed; written anew, it is fixed.
+            info = self.settings_info
+            if info.key_length_bug and target == self.dialect:
+                as_read = write_ecfg(values[0], info, target, key_length_bug=True)
+                if as_read == self._plaintext or hashlib.md5(as_read).hexdigest() == self._plaintext_md5:
+                    return as_read
+            return write_ecfg(values[0], info, target)
+        if self.container == "text":
+            return str(values[0]).encode("utf-8")
+        encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
+        records = self._record_list()
+        blobs = []
+        for i, v in enumerate(values):
+            try:
+                blob = encoder.encode(v)
+            except EncodeError as e:
+                raise EncodeError(e.reason, _record_path(i, len(values)) + e.path) from None
+            if i < len(records) and target == self.dialect:
+                record = records[i]
+                kept = record.payload[:record.value_end]
+                if kept == blob or (v is None and any(lost.record == i + 1 for lost in self.lost)) or (
+                        len(kept) == len(blob) and writes_as(v, target, kept)):  # padding the engine left as is
+                    blob = record.payload  # unchanged: its slack too (a damaged record: its bytes as they were)
+            blobs.append(blob)
+        if self.container == "store_var":
+            return join_frames(blobs, self.byteorder)
+        if self.container == "base64":
+            return base64.b64encode(blobs[0])
+        return blobs[0]
+
+    def _wrap(self, plaintext: bytes, target: Dialect, password: str | None, key: bytes | None) -> bytes:
+        """The layers put back, inside out (:data:`~godot_formats.reading.LAYERS`), each followed by the
+        bytes that followed it in the file."""
+        data = plaintext
+        for layer in reversed(LAYERS):
+            info = getattr(self, layer.name)
+            if info is None:
+                continue
+            use_key = None
+            if layer.name == "encryption":
+                info, use_key = self._encryption_for(plaintext, target, password, key)
+            data = layer.write(data, info, use_key) + self._trailing.get(layer.name, b"")
+        return data
+
+    def _encryption_for(self, plaintext: bytes, target: Dialect, password: str | None,
+                        key: bytes | None) -> tuple[Any, bytes]:
+        """The encryption layer for ``target`` (the target engine's layout) and its key."""
+        from ..layers.encryption import GdecInfo, key_from_password
+        use_key = key if key is not None else key_from_password(password) if password is not None else self._key
+        if use_key is None:
+            raise EncodeError("the file is encrypted: give the password or key to write it")
+        version = 3 if target.major <= 3 else 4
+        info = self.encryption
+        same = plaintext == self._plaintext or hashlib.md5(plaintext).hexdigest() == self._plaintext_md5
+        if info.version != version:
+            info = GdecInfo.for_version(version)  # the target engine's layout, a fresh IV
+        elif not same and info.iv is not None:
+            info = attrs.evolve(info, iv=None)  # a fresh IV: never one IV for two plaintexts
+        return info, use_key
+
+
+def _info_to_json(info: Any) -> dict[str, Any]:
+    """A layer's attrs description as JSON: bytes as hex strings."""
+    out: dict[str, Any] = {}
+    for field in attrs.fields(type(info)):
+        v = getattr(info, field.name)
+        out[field.name] = v.hex() if isinstance(v, (bytes, bytearray)) else v
+    return out
+
+
+def _info_from_json(cls: Any, data: dict[str, Any]) -> Any:
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__} is described by an object")
+    kwargs = {}
+    for field in attrs.fields(cls):
+        if field.name in data:
+            v = data[field.name]
+            kwargs[field.name] = bytes.fromhex(v) if isinstance(v, str) and "bytes" in str(field.type) else v
+    return cls(**kwargs)
+
+
+def _record_path(i: int, n: int) -> str:
+    return f"<record {i + 1} of {n}>" if n > 1 else ""
+
+
+# -- reading -----------------------------------------------------------------------------
+
+def open(file: FileLike, *, password: str | None = None, key: bytes | None = None,
+         dialect: str | Dialect | None = None, allow_objects: bool = False,
+         max_size: int = DEFAULT_MAX_FILE_SIZE, salvage: bool = False,
+         compressed: str | int | None = None, framing: str = "auto",
+         max_ratio: int = DEFAULT_MAX_RATIO) -> SaveFile:
+    """Open a save file of any engine version and layer; see the module docstring.
+
+    ``password`` or ``key`` (32 bytes) opens an encrypted file.  ``dialect`` skips
+    detection; without it an ambiguous file raises :class:`AmbiguousDialectError`, and a
+    damaged one :class:`~godot_formats.errors.DamagedFileError` naming the record and byte.
+    ``salvage`` keeps every readable record of a damaged ``store_var`` file, as the engine's
+    ``get_var`` reads them (None for a bad record, listed in ``lost``), and records what
+    ended it in ``damage``, instead of raising.  ``compressed`` names the mode
+    (``"deflate"``, ``2`` ...) of a bare ``PackedByteArray.compress`` stream, which has
+    no header to recognise it by.  A compressed layer may decompress to ``max_ratio`` times the
+    file's size (1 MiB at least; ``max_ratio=0``: up to ``max_size``), so a decompression bomb
+    stops with an error naming the budget.  ``framing`` (``auto``, ``none``, ``store_var``) says
+    whether the file holds ``store_var`` records.  The file is read once
+    (:func:`godot_formats.reading.read`); every failure is a
+    :class:`~godot_formats.DecodeError` naming the offset (in the file, or in the
+    decrypted/decompressed data, as the message says).
+    """
+    raw, path = read_bounded(file, max_size)
+    peeled = peel(raw, password=password, key=key, compressed=compressed, max_size=max_size, max_ratio=max_ratio)
+    reading = read_peeled(peeled, dialect=dialect, framing=framing, allow_objects=allow_objects, salvage=salvage,
+                          max_size=max_size)
+    return SaveFile.from_reading(reading, path=path, allow_objects=allow_objects)
