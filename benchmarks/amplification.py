@@ -33,9 +33,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import godot_formats as gf  # noqa: E402
-from godot_formats.commands.dump import tree_lines  # noqa: E402
 from godot_formats.explain import explain_fields, format_fields  # noqa: E402
 from godot_formats.jsonform import dumps_json  # noqa: E402
+from godot_formats.views.tree import tree_lines  # noqa: E402
 
 try:  # streams its lines (newer versions); the CLI writes them as they come
     from godot_formats.explain import format_lines

@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 from conftest import engine_cases
-from godot_formats.codec import Decoder, Encoder
-from godot_formats.dialects import get_dialect
-from godot_formats.keys import same_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import values
 
 import godot_formats as gf
 from godot_formats import accel
+from godot_formats.codec import Decoder, Encoder
+from godot_formats.dialects import get_dialect
+from godot_formats.keys import same_value
 
 pytestmark = pytest.mark.skipif(accel.BACKEND != "c", reason="the compiled core is not built in this install "
                                 "(or GODOT_FORMATS_PURE is set): nothing to compare")

@@ -19,13 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from godot_formats.codec import Decoder
-from godot_formats.dialects import UNSUPPORTED, get_dialect
-from godot_formats.errors import DecodeError
-from godot_formats.keys import same_value
-from godot_formats.registry import BY_NAME, Family
-from godot_formats.switches import I32, I64, FloatFormat, IntFormat, ObjectFormat
-from godot_formats.wire import COMPONENT_FORMATS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import values
@@ -33,6 +26,10 @@ from strategies import values
 import godot_formats as gf
 from godot_formats import codec
 from godot_formats import types as t
+from godot_formats.codec import Decoder
+from godot_formats.dialects import get_dialect
+from godot_formats.errors import DecodeError
+from godot_formats.keys import same_value
 
 _cdecode = pytest.importorskip("godot_formats.core._cdecode", reason="the compiled reader is not built")
 Fallback = _cdecode.Fallback
@@ -40,40 +37,9 @@ Fallback = _cdecode.Fallback
 ROOT = Path(__file__).resolve().parent.parent
 DIALECTS = [*gf.dialect_names(), "godot2"]
 
-# The table kinds (codec._CReader's names).
-PY, NIL, BOOL, INT, FLOAT, STRING, STRING_NAME, MATH, ARRAY, DICTIONARY, OBJECT, BYTES, PACKED = range(13)
-
-
-# --- a Reader built from a reference Decoder ---------------------------------------------------
-
-def _entry(dec: Decoder, name: str) -> tuple[int, Any]:
-    """table[id] for one wire type: what the compiled reader does with it."""
-    d = dec.dialect
-    if name == UNSUPPORTED:
-        return PY, None
-    spec = BY_NAME[name]
-    simple = {
-        "Nil": (NIL, None), "bool": (BOOL, None), "String": (STRING, None), "StringName": (STRING_NAME, t.StringName),
-        "PackedByteArray": (BYTES, None),
-        "int": (INT, 1 if d.int_format == IntFormat.I64 else 0),
-        "float": (FLOAT, {FloatFormat.F32: 1, FloatFormat.F64: 2}.get(d.float_format, 0)),
-    }
-    if name in simple:
-        return simple[name]
-    if spec.family is Family.ARRAY:
-        return ARRAY, d.typed_arrays
-    if spec.family is Family.DICTIONARY:
-        return DICTIONARY, d.typed_dictionaries
-    if spec.family is Family.MATH:
-        narrow, _, make, arg = dec.math_plan(spec)
-        assert narrow.size == 4 * spec.count
-        return MATH, (make, arg, spec.count, spec.component == I32)
-    if spec.family is Family.PACKED and (spec.component != I64 or d.int64_array_count_size == 4):
-        typecode, size = COMPONENT_FORMATS[spec.component]
-        return PACKED, (spec.cls.from_bytes, typecode, size, spec.width)
-    if spec.family is Family.OBJECT and d.object_format == ObjectFormat.ENGINE:
-        return OBJECT, t.EncodedObjectAsID
-    return PY, None
+# The table kinds, by name: the compiled core's own list (codec._CReader builds its tables from it).
+KIND = {name: i for i, name in enumerate(_cdecode.KINDS)}
+PY, MATH, PACKED = KIND["PY"], KIND["MATH"], KIND["PACKED"]
 
 
 class Pair:
@@ -81,11 +47,9 @@ class Pair:
 
     def __init__(self, dialect: str, allow_objects: bool = False, **limits: Any) -> None:
         dec = self.dec = Decoder(get_dialect(dialect), allow_objects=allow_objects, backend="python", **limits)
-        table = tuple(_entry(dec, name) for name in dec.dialect.types)
-        self.table = table
-        self.reader = _cdecode.Reader(
-            dec.dialect.type_mask, table, tuple(dec._readers), self._array_head, self._dict_head,
-            dec.max_depth, -1 if dec.max_elements is None else dec.max_elements)
+        built = codec._CReader(dec)  # the production tables, as the codec builds them
+        self.table = built.table
+        self.reader = built.reader
 
     def _array_head(self, buf: Any, pos: int, header: int, end: int) -> tuple[list[Any], int, int]:
         dec = self.dec

@@ -20,15 +20,15 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, read_jsonl
-from godot_formats.codec import Decoder, Encoder
-from godot_formats.dialects import get_dialect
-from godot_formats.errors import DecodeError, EncodeError, GodotFormatsError
-from godot_formats.registry import REGISTRY, Family
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import INT32, INT64, TEXT, values
 
 from godot_formats import types as t
+from godot_formats.codec import Decoder, Encoder
+from godot_formats.dialects import get_dialect
+from godot_formats.errors import DecodeError, EncodeError, GodotFormatsError
+from godot_formats.registry import REGISTRY, Family
 
 if os.environ.get("GODOT_FORMATS_PURE", "") not in ("", "0"):
     pytest.skip("GODOT_FORMATS_PURE is set: the compiled core is off", allow_module_level=True)

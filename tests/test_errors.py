@@ -94,3 +94,27 @@ def test_memoryviews_strided_and_released() -> None:
     key = gf.godot_key(released, gf.GODOT4_KEYS, None)
     assert key == gf.godot_key(released, gf.GODOT4_KEYS, None)
     assert key != gf.godot_key(memoryview(b""), gf.GODOT4_KEYS, None)
+
+
+def test_every_error_class_is_defined_in_one_module() -> None:
+    """One hierarchy in one module (core/errors.py): a layer, view or command raises a class from there."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import godot_formats
+
+    defined = {}
+    for info in pkgutil.walk_packages(godot_formats.__path__, "godot_formats."):
+        if info.name.endswith("__main__") or ".core._c" in info.name:
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, BaseException) and not issubclass(obj, Warning)
+                    and obj.__module__.startswith("godot_formats") and not name.startswith("_")):
+                defined[obj.__qualname__] = obj.__module__  # (private control flow, such as codec._Failed, aside)
+    assert len(defined) >= 20
+    assert {name: module for name, module in defined.items() if module != "godot_formats.core.errors"} == {}
+    from godot_formats.core import errors
+    assert all(issubclass(getattr(errors, name), errors.GodotFormatsError) for name in errors.__all__
+               if name[0].isupper() and name not in ("QUOTED", "LostRecord", "OracleError"))

@@ -16,7 +16,14 @@ from typing import Any
 import attrs
 
 from ..core.dialects import Dialect, get_dialect
-from ..core.errors import AmbiguousDialectError, DecodeError, GodotFormatsError, NotBinaryError
+from ..core.errors import (
+    AmbiguousDialectError,
+    DecodeError,
+    DetailedError,
+    FileChangedError,
+    GodotFormatsError,
+    NotBinaryError,
+)
 from ..layers.base64form import sniff_base64
 from ..layers.encryption import PasswordRequiredError, WrongPasswordError
 from ..saves.reading import LAYER_BY_NAME
@@ -26,19 +33,6 @@ PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
 #: The first line of the text view: ``; godot-formats save: {...}`` (a comment to Godot's parser too).
 TEXT_HEADER = "; godot-formats save: "
 HEADER_KEY = "godot_formats_save"
-
-
-
-class FileChangedError(GodotFormatsError):
-    """The file changed between reading it and writing it back: nothing was written."""
-
-
-class DetailedError(GodotFormatsError):
-    """An error of one line followed by indented lines of detail (the readings of an ambiguous file)."""
-
-    def __init__(self, message: str, details: list[str]) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 # -- options ----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from typing import IO, Any
 import attrs
 
 from ..core.dialects import dialect_names
-from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError
+from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError, UsageError
 from ..saves.conversion import POLICIES, Loss
 from ..saves.reading import FRAMINGS
 from ..tool import (
@@ -94,10 +94,6 @@ class Job:
     label: str
     dest: Path | None
     refused: Outcome | None = None  # decided while planning: skipped, or failed before anything is written
-
-
-class UsageError(Exception):
-    pass
 
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),

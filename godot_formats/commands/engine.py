@@ -30,21 +30,13 @@ import json
 import sys
 from typing import Any
 
-from ..core.errors import GodotFormatsError
+from ..core.errors import EngineError, GodotFormatsError
 from ..tool import EXIT_BAD_INPUT, read_input
 
 ENGINES = ("godot3", "godot4")
 INSTALL = ("install the engines with scripts/install-oracles.sh from a clone of godot-formats "
            "(Debian/Ubuntu), or, with godot3-server, chromium and nodejs/npm installed, "
            "`godot-formats engine install`")
-
-
-class EngineError(GodotFormatsError):
-    """An engine is not installed, failed or could not be asked; ``details``: its output."""
-
-    def __init__(self, message: str, details: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.details = details or []
 
 
 def add_parser(subparsers: Any) -> None:

@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 from ..core import types as t
-from ..core.errors import GodotFormatsError
+from ..core.errors import FileChangedError, GodotFormatsError
 from ..core.registry import is_dictionary
 from ..tool import add_dialect_option
-from .common import FileChangedError, add_password_options, open_for_change, save_changed
+from .common import add_password_options, open_for_change, save_changed
 
 EPILOG = """\
 examples:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
-from ..core.errors import GodotFormatsError
+from ..core.errors import AdapterError
 from . import Case, Verdict, _reaper, judge
 
 #: The longest adapter line quoted in a report.
@@ -32,10 +32,6 @@ QUOTE = 160
 
 def quote(line: str) -> str:
     return line if len(line) <= QUOTE else line[:QUOTE] + f"... ({len(line)} characters)"
-
-
-class AdapterError(GodotFormatsError):
-    """The adapter could not be started at all."""
 
 
 @dataclass

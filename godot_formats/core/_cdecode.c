@@ -46,6 +46,13 @@ enum {
     K_COUNT
 };
 
+/* The kinds' names, in the enum's order: the module's KINDS, the one list the Python side
+ * (codec._CReader) and the tests build their tables from. */
+static const char *const KIND_NAMES[K_COUNT] = {
+    "PY", "NIL", "BOOL", "INT", "FLOAT", "STRING", "STRING_NAME", "MATH", "ARRAY", "DICTIONARY", "OBJECT",
+    "BYTES", "PACKED", "STRINGS",
+};
+
 #define FLAG_64 (1u << 16)
 #define COUNT_MASK 0x7FFFFFFFu
 #define INT32_MAX_U 0x7FFFFFFFu
@@ -1428,6 +1435,24 @@ PyInit__cdecode(void)
     if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0) {
         Py_DECREF(&ReaderType);
         goto fail;
+    }
+    {
+        PyObject *kinds = PyTuple_New(K_COUNT);
+        int i;
+        if (kinds == NULL)
+            goto fail;
+        for (i = 0; i < K_COUNT; i++) {
+            PyObject *name = PyUnicode_FromString(KIND_NAMES[i]);
+            if (name == NULL) {
+                Py_DECREF(kinds);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(kinds, i, name);
+        }
+        if (PyModule_AddObject(m, "KINDS", kinds) < 0) {
+            Py_DECREF(kinds);
+            goto fail;
+        }
     }
     return m;
 fail:

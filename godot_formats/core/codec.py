@@ -602,39 +602,39 @@ class _CReader:
     "call the reference's reader for this id".  See godot_formats/core/_cdecode.c.
     """
 
-    PY, NIL, BOOL, INT, FLOAT, STRING, STRING_NAME, MATH, ARRAY, DICTIONARY, OBJECT, BYTES, PACKED, STRINGS = range(14)
-
     def __init__(self, dec: Decoder) -> None:
         self.dec = dec
         d = dec.dialect
-        table = tuple(self.entry(name) for name in d.types)
+        #: The compiled core's kinds, by name (its KINDS: the one list of them).
+        self.kind = {name: i for i, name in enumerate(accel.cdecode.KINDS)}  # type: ignore[union-attr]
+        self.table = table = tuple(self.entry(name) for name in d.types)
         self.reader = accel.cdecode.Reader(  # type: ignore[union-attr]
             d.type_mask, table, tuple(dec._readers), self.typed_array_head, self.typed_dict_head,
             dec.max_depth, -1 if dec.max_elements is None else dec.max_elements, dec._flag_marks)
 
     def entry(self, name: str) -> tuple[int, Any]:
-        d = self.dec.dialect
+        d, k = self.dec.dialect, self.kind
         spec = BY_NAME.get(name)
         family = None if spec is None else spec.family
-        simple = {"Nil": (self.NIL, None), "bool": (self.BOOL, None), "String": (self.STRING, None),
-                  "StringName": (self.STRING_NAME, t.StringName), "PackedByteArray": (self.BYTES, None),
-                  "int": (self.INT, 1 if d.int_format == IntFormat.I64 else 0),
-                  "float": (self.FLOAT, {FloatFormat.F32: 1, FloatFormat.F64: 2}.get(d.float_format, 0)),
-                  "Array": (self.ARRAY, d.typed_arrays), "Dictionary": (self.DICTIONARY, d.typed_dictionaries)}
+        simple = {"Nil": (k["NIL"], None), "bool": (k["BOOL"], None), "String": (k["STRING"], None),
+                  "StringName": (k["STRING_NAME"], t.StringName), "PackedByteArray": (k["BYTES"], None),
+                  "int": (k["INT"], 1 if d.int_format == IntFormat.I64 else 0),
+                  "float": (k["FLOAT"], {FloatFormat.F32: 1, FloatFormat.F64: 2}.get(d.float_format, 0)),
+                  "Array": (k["ARRAY"], d.typed_arrays), "Dictionary": (k["DICTIONARY"], d.typed_dictionaries)}
         if name in simple:
             return simple[name]
         if family is Family.MATH and spec is not None:
             _, wide, make, arg = self.dec.math_plan(spec)
-            return self.MATH, (make, arg, spec.count, spec.component == I32,
+            return k["MATH"], (make, arg, spec.count, spec.component == I32,
                                0 if wide is None else 1 if d.real_is_double else 2)
         if family is Family.PACKED and spec is not None and (spec.component != I64 or d.int64_array_count_size == 4):
             typecode, size = COMPONENT_FORMATS[spec.component or ""]
-            return self.PACKED, (spec.cls.from_bytes, typecode, size, spec.width)  # type: ignore[attr-defined]
+            return k["PACKED"], (spec.cls.from_bytes, typecode, size, spec.width)  # type: ignore[attr-defined]
         if name == "PackedStringArray":
-            return self.STRINGS, (t.PackedStringArray.from_wire, t.PackedStringArray, d.packed_string_nul)
+            return k["STRINGS"], (t.PackedStringArray.from_wire, t.PackedStringArray, d.packed_string_nul)
         if family is Family.OBJECT and d.object_format == ObjectFormat.ENGINE:
-            return self.OBJECT, t.EncodedObjectAsID
-        return self.PY, None
+            return k["OBJECT"], t.EncodedObjectAsID
+        return k["PY"], None
 
     def typed_array_head(self, buf: Any, pos: int, header: int, end: int) -> tuple[list[Any], int, int]:
         """A typed Array's element type and count, read by the reference (_open_array's rules)."""

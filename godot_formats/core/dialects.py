@@ -383,7 +383,7 @@ GODOT2_TYPES = (
     "PackedColorArray",
 )
 GODOT2_NAMES = registry.names_for_major(2)
-GODOT40_TYPES = TYPE_NAMES[:-1]  # no PackedVector4Array before 4.3
+GODOT40_TYPES = tuple(name for name in TYPE_NAMES if name != "PackedVector4Array")  # added in 4.3, by name
 
 GODOT3 = register(Dialect(
     "godot3", "Godot 3.1-3.6 (27 types, Pool arrays)", GODOT3_TYPES,

@@ -1,15 +1,18 @@
-"""The three ways a Godot byte blob or value can be refused.
+"""Every error the package raises on purpose, in one hierarchy and one module.
 
-All of them are ``ValueError`` subclasses, so callers that only care about
-"bad input" can catch one thing; each carries enough context (offset, path)
-to point at the exact spot.
+All but :class:`OracleError` are ``ValueError`` subclasses under :class:`GodotFormatsError`, so
+callers that only care about "bad input" can catch one thing; each carries enough context
+(offset, path, record) to point at the exact spot.  The layers, views and commands raise the
+classes defined here (and still export them under their old names, ``framing.FramingError``).
 """
 
 from __future__ import annotations
 
 __all__ = ["GodotFormatsError", "quoted", "QUOTED", "DecodeError", "EncodeError", "ConversionError",
-           "AmbiguousDialectError",
-           "DamagedFileError", "NotBinaryError", "LostRecord"]
+           "AmbiguousDialectError", "DamagedFileError", "NotBinaryError", "LostRecord",
+           "FramingError", "SizeLimitError", "WrongPasswordError", "PasswordRequiredError", "InvalidKeyError",
+           "TextDecodeError", "JSONFormatError", "FileChangedError", "DetailedError", "EngineError", "UsageError",
+           "AdapterError", "OracleError"]
 
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -134,3 +137,113 @@ class ConversionError(GodotFormatsError):
         self.losses = list(losses)
         lines = "\n".join(f"  {loss}" for loss in self.losses)
         super().__init__(f"conversion would change {len(self.losses)} value(s):\n{lines}")
+
+
+# -- the file layers ---------------------------------------------------------------------------------
+
+
+class FramingError(DecodeError):
+    """The framing is broken: a length over the limit, or data that ends inside a frame.
+
+    Where the next frame would start is unknown, so nothing more can be read
+    from this stream.  ``offset`` is where the broken frame starts.
+    """
+
+
+class SizeLimitError(DecodeError):
+    """The data would decompress to more than the limit it was read with: nothing was allocated for it."""
+
+
+class WrongPasswordError(DecodeError):
+    """The decrypted data does not match the file's MD5: a wrong password or key, or a damaged file.
+
+    The format cannot tell the two apart (the engine fails the same way), so neither do we; the
+    offset is that of the MD5 field.
+    """
+
+
+class PasswordRequiredError(DecodeError):
+    """The file is encrypted and no password or key was given.
+
+    ``versions`` holds the engine major versions whose layout the file fits (``(3,)``, ``(4,)``,
+    or both for a file that fits both), so a caller can say which engine wrote it.
+    """
+
+    def __init__(self, offset: int, reason: str, versions: tuple[int, ...]) -> None:
+        super().__init__(offset, reason)
+        self.versions = versions
+
+
+class InvalidKeyError(GodotFormatsError):
+    """A key or password that cannot be used: not 32 bytes, both given, or not encodable."""
+
+
+# -- the views ---------------------------------------------------------------------------------------
+
+
+class TextDecodeError(DecodeError):
+    """Text that is not a value in Godot's text format.
+
+    ``offset`` is the character position (not a byte position) of the
+    problem; ``line`` and ``column`` (both from 1) say the same for humans.
+    """
+
+    def __init__(self, offset: int, reason: str, text: str = "") -> None:
+        self.offset = offset
+        self.reason = reason
+        self.line = text.count("\n", 0, offset) + 1
+        self.column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        ValueError.__init__(self, f"at character {offset} (line {self.line}, column {self.column}): {reason}")
+
+
+class JSONFormatError(GodotFormatsError):
+    """JSON that is not a value in our (or the engine's) JSON form.
+
+    ``path`` points at the offending node, JSONPath style (``$.args[3]``).
+    """
+
+    def __init__(self, reason: str, path: str = "$") -> None:
+        self.reason = reason
+        self.path = path
+        super().__init__(f"{path}: {reason}")
+
+
+# -- the command line --------------------------------------------------------------------------------
+
+
+class FileChangedError(GodotFormatsError):
+    """The file changed between reading it and writing it back: nothing was written."""
+
+
+class DetailedError(GodotFormatsError):
+    """An error of one line followed by indented lines of detail (the readings of an ambiguous file)."""
+
+    def __init__(self, message: str, details: list[str]) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class EngineError(GodotFormatsError):
+    """An engine is not installed, failed or could not be asked; ``details``: its output."""
+
+    def __init__(self, message: str, details: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or []
+
+
+class UsageError(GodotFormatsError):
+    """Options of a command that do not go together: nothing was done (exit status 2)."""
+
+
+# -- the conformance kit -----------------------------------------------------------------------------
+
+
+class AdapterError(GodotFormatsError):
+    """The adapter could not be started at all."""
+
+
+# -- the engines -------------------------------------------------------------------------------------
+
+
+class OracleError(RuntimeError):
+    """An engine is missing, failed, timed out or printed something unreadable."""

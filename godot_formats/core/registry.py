@@ -130,6 +130,9 @@ class TypeSpec:
     text: Callable[[Any, int], str] | None = None
     no_text: str = ""
     downgrade: Downgrade | None = None
+    #: Godot's ``<`` compares two values component by component (the vectors): how the text
+    #: writer orders Dictionary keys of this type.
+    ordered: bool = False
     doc: str = ""
     _parts: Callable[[Any], tuple[Any, ...]] = attrs.field(init=False, repr=False)
     _parts_by_columns: Callable[[Any], tuple[Any, ...]] = attrs.field(init=False, repr=False)
@@ -295,26 +298,26 @@ REGISTRY: tuple[TypeSpec, ...] = (
     TypeSpec("int", Family.INT, (int,), w.read_int, w.write_int),
     TypeSpec("float", Family.FLOAT, (float,), w.read_float, w.write_float),
     TypeSpec("String", Family.STRING, (str,), w.read_string, w.write_string),
-    _math("Vector2", t.Vector2, REAL, "x y"),
+    _math("Vector2", t.Vector2, REAL, "x y", ordered=True),
     _math("Vector2i", t.Vector2i, I32, "x y", majors=_G4,
-          downgrade=Downgrade("a Vector2 with the same components", lambda v, d: t.Vector2(v.x, v.y))),
+          downgrade=Downgrade("a Vector2 with the same components", lambda v, d: t.Vector2(v.x, v.y)), ordered=True),
     _math("Rect2", t.Rect2, REAL, "position.x position.y size.x size.y",
           lambda c: t.Rect2(V2(c[0], c[1]), V2(c[2], c[3]))),
     _math("Rect2i", t.Rect2i, I32, "position.x position.y size.x size.y",
           lambda c: t.Rect2i(V2i(c[0], c[1]), V2i(c[2], c[3])), majors=_G4,
           downgrade=Downgrade("a Rect2 with the same components", lambda v, d: t.Rect2(
               t.Vector2(v.position.x, v.position.y), t.Vector2(v.size.x, v.size.y)))),
-    _math("Vector3", t.Vector3, REAL, "x y z"),
-    _math("Vector3i", t.Vector3i, I32, "x y z", majors=_G4,
+    _math("Vector3", t.Vector3, REAL, "x y z", ordered=True),
+    _math("Vector3i", t.Vector3i, I32, "x y z", majors=_G4, ordered=True,
           downgrade=Downgrade("a Vector3 with the same components", lambda v, d: t.Vector3(v.x, v.y, v.z))),
     # Transform2D and Projection are written column by column ...
     _math("Transform2D", t.Transform2D, REAL, "x.x x.y y.x y.y origin.x origin.y",
           lambda c: t.Transform2D(V2(c[0], c[1]), V2(c[2], c[3]), V2(c[4], c[5])), names={2: "Matrix32"},
           aliases=("Matrix32",)),
     _math("Vector4", t.Vector4, REAL, "x y z w", majors=_G4,
-          downgrade=Downgrade("an Array of its 4 floats [x, y, z, w]", _numbers("x", "y", "z", "w"))),
+          downgrade=Downgrade("an Array of its 4 floats [x, y, z, w]", _numbers("x", "y", "z", "w")), ordered=True),
     _math("Vector4i", t.Vector4i, I32, "x y z w", majors=_G4,
-          downgrade=Downgrade("an Array of its 4 ints [x, y, z, w]", _numbers("x", "y", "z", "w"))),
+          downgrade=Downgrade("an Array of its 4 ints [x, y, z, w]", _numbers("x", "y", "z", "w")), ordered=True),
     _math("Plane", t.Plane, REAL, "normal.x normal.y normal.z d", lambda c: t.Plane(V3(c[0], c[1], c[2]), c[3])),
     _math("Quaternion", t.Quaternion, REAL, "x y z w", names={2: "Quat", 3: "Quat"}, aliases=("Quat",)),
     _math("AABB", t.AABB, REAL, "position.x position.y position.z size.x size.y size.z",

@@ -24,6 +24,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, MutableSequence
+from functools import cache
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, ClassVar, TypeVar, overload
@@ -71,8 +72,10 @@ def _int() -> Any:
 
 # --- vectors -----------------------------------------------------------------
 
-_HASH_STRUCTS = {(n, conv): struct.Struct("<" + ("d" if conv is float else "q") * n)
-                 for n in (2, 3, 4) for conv in (float, int)}
+@cache
+def _hash_struct(n: int, conv: Any) -> struct.Struct:
+    """How a vector of ``n`` components is packed to be hashed (any ``n``: a new math type needs no entry)."""
+    return struct.Struct("<" + ("d" if conv is float else "q") * n)
 
 C = TypeVar("C", bound="Components")
 
@@ -152,7 +155,7 @@ class Components(tuple):  # type: ignore[type-arg]
         # Hashed as bytes (SipHash, keyed per process), never from the components'
         # own hashes: floats with equal hashes are easy to find, and a tuple of
         # them multiplies the collisions (hash flooding of a Dictionary's keys).
-        packer = _HASH_STRUCTS[len(self), self._convert]
+        packer = _hash_struct(len(self), self._convert)
         try:
             return hash((type(self).__name__, packer.pack(*[c + 0 for c in self])))  # -0.0 hashes as 0.0
         except struct.error:  # an int past int64

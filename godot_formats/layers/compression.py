@@ -47,7 +47,7 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from ..core.errors import DecodeError, EncodeError
+from ..core.errors import DecodeError, EncodeError, SizeLimitError
 from . import fastlz
 
 FASTLZ = 0
@@ -89,10 +89,6 @@ _HEADER = struct.Struct("<4sIII")
 
 _Compress = Callable[[bytes, Optional[int], int, Optional[int]], bytes]
 _Decompress = Callable[[bytes, int], bytes]
-
-
-class SizeLimitError(DecodeError):
-    """The data would decompress to more than the limit it was read with: nothing was allocated for it."""
 
 
 def _module(name: str, mode: str, reading: bool) -> Any:

@@ -43,7 +43,7 @@ from typing import Union
 import attrs
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from ..core.errors import DecodeError, GodotFormatsError
+from ..core.errors import DecodeError, InvalidKeyError, PasswordRequiredError, WrongPasswordError
 
 __all__ = [
     "KEY_SIZE", "IV_SIZE", "DEFAULT_MAX_SIZE", "GdecInfo", "WrongPasswordError", "PasswordRequiredError",
@@ -69,30 +69,6 @@ _V3_HEADER = 32  # magic, mode, MD5, u64 length
 _V4_HEADER = 40  # MD5, u64 length, IV (plus 4 with the magic)
 
 _WRONG = "wrong password or damaged file"
-
-
-class WrongPasswordError(DecodeError):
-    """The decrypted data does not match the file's MD5: a wrong password or key, or a damaged file.
-
-    The format cannot tell the two apart (the engine fails the same way), so neither do we; the
-    offset is that of the MD5 field.
-    """
-
-
-class PasswordRequiredError(DecodeError):
-    """The file is encrypted and no password or key was given.
-
-    ``versions`` holds the engine major versions whose layout the file fits (``(3,)``, ``(4,)``,
-    or both for a file that fits both), so a caller can say which engine wrote it.
-    """
-
-    def __init__(self, offset: int, reason: str, versions: tuple[int, ...]) -> None:
-        super().__init__(offset, reason)
-        self.versions = versions
-
-
-class InvalidKeyError(GodotFormatsError):
-    """A key or password that cannot be used: not 32 bytes, both given, or not encodable."""
 
 
 def _check_version(_inst: object, _attr: object, value: object) -> None:

@@ -27,7 +27,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any, Callable, Literal, Protocol, Union
 
-from ..core.errors import DecodeError, EncodeError
+from ..core.errors import EncodeError, FramingError
 
 __all__ = [
     "PREFIX_SIZE", "MAX_FRAME_LENGTH", "MIN_RECORD_SIZE", "ByteOrder", "FramingError", "Frame",
@@ -53,14 +53,6 @@ _PREFIX = {"little": struct.Struct("<I"), "big": struct.Struct(">I")}
 # Bytes read per call while filling a frame: memory grows with what actually
 # arrives, not with what a peer announced.
 _CHUNK = 64 * 1024
-
-
-class FramingError(DecodeError):
-    """The framing is broken: a length over the limit, or data that ends inside a frame.
-
-    Where the next frame would start is unknown, so nothing more can be read
-    from this stream.  ``offset`` is where the broken frame starts.
-    """
 
 
 class _EncodesInto(Protocol):

@@ -44,9 +44,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
+from ..core.errors import OracleError
 from . import godot3 as _g3
 from . import godot4 as _g4
-from ._process import OracleError
 from .home import engine_dir, install, oracle_home
 
 __all__ = [

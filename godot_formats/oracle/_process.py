@@ -16,9 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
-
-class OracleError(RuntimeError):
-    """An engine is missing, failed, timed out or printed something unreadable."""
+from ..core.errors import OracleError
 
 
 def tail(text: str | None, limit: int = 8000) -> str:

@@ -28,7 +28,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ._process import OracleError, run, tail
+from ..core.errors import OracleError
+from ._process import run, tail
 
 #: Variant.Type names of Godot 3, by type id (what the records call ``type_name``).
 TYPE_NAMES = ("NIL", "BOOL", "INT", "REAL", "STRING", "VECTOR2", "RECT2", "VECTOR3",

@@ -34,7 +34,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Union
 
-from ._process import OracleError, run, tail
+from ..core.errors import OracleError
+from ._process import run, tail
 from .home import ENGINE_FILES, engine_dir, missing_modules, oracle_home
 
 #: Default wall-clock limit for one call, in seconds.

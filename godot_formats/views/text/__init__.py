@@ -29,8 +29,9 @@ are kept, its printer) both read from its row in :mod:`godot_formats.registry`.
 
 from __future__ import annotations
 
+from ...core.errors import TextDecodeError
 from .floats import grisu2_text, printf_g
-from .parser import TextDecodeError, from_text
+from .parser import from_text
 from .style import GODOT3_STYLE, GODOT40_STYLE, GODOT44_STYLE, GODOT45_STYLE, TextStyle, text_style
 from .writer import c_escape, c_escape_multiline, to_text
 

@@ -14,6 +14,7 @@ from typing import Any
 from ...core import types as t
 from ...core.dialects import Dialect
 from ...core.errors import EncodeError
+from ...core.switches import REAL
 from .common import MAX_KEY_DEPTH, spec_of
 from .floats import _to_f32
 from .style import TextStyle
@@ -38,7 +39,6 @@ def _vector_less(a: tuple[float, ...], b: tuple[float, ...], same: _Fn[[float, f
 # Kinds of sort keys: how two keys of the same type compare (Variant OP_LESS of that type).
 _PLAIN, _VEC, _VEC_APPROX, _POOL, _ARRAY, _NEVER = range(6)
 _PLAIN_TYPES = frozenset({"bool", "int", "float", "String", "StringName"})
-_VECTOR_TYPES = frozenset({"Vector2", "Vector3", "Vector2i", "Vector3i", "Vector4", "Vector4i"})
 _FLOAT_POOLS = frozenset({"PackedFloat32Array", "PackedFloat64Array", "PackedVector2Array", "PackedVector3Array",
                           "PackedVector4Array", "PackedColorArray"})
 _END = object()
@@ -86,12 +86,13 @@ class _Order:
         return type_id
 
     def leaf(self, value: Any) -> tuple[Any, ...]:
-        name = spec_of(value).name
+        spec = spec_of(value)
+        name = spec.name
         tid = self.type_index(name)
         if name in _PLAIN_TYPES:
             return tid, _PLAIN, str(value) if isinstance(value, str) else value
-        if name in _VECTOR_TYPES:
-            approx = self.godot3 and name in ("Vector2", "Vector3")
+        if spec.ordered:  # a vector (the row says so): compared component by component
+            approx = self.godot3 and spec.component == REAL  # Godot 3 compares real vectors approximately
             return tid, _VEC_APPROX if approx else _VEC, tuple(value)
         if name == "RID":
             return tid, _PLAIN, value.id

@@ -15,28 +15,12 @@ import attrs
 from ...core import types as t
 from ...core.codec import DEFAULT_MAX_DEPTH
 from ...core.dialects import Dialect, get_dialect
-from ...core.errors import DecodeError
+from ...core.errors import TextDecodeError
 from ...core.keys import KeyRules, Memo, python_keys_agree
 from ...core.registry import REGISTRY, Family, TypeSpec
 from ...core.switches import F32, F64, I32, I64, REAL, U8
 from .common import CONTAINER_ELEMENT_TYPES, MASK64, MAX_KEY_DEPTH, _wrap
 from .floats import _to_f32
-
-
-class TextDecodeError(DecodeError):
-    """Text that is not a value in Godot's text format.
-
-    ``offset`` is the character position (not a byte position) of the
-    problem; ``line`` and ``column`` (both from 1) say the same for humans.
-    """
-
-    def __init__(self, offset: int, reason: str, text: str = "") -> None:
-        self.offset = offset
-        self.reason = reason
-        self.line = text.count("\n", 0, offset) + 1
-        self.column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-        ValueError.__init__(self, f"at character {offset} (line {self.line}, column {self.column}): {reason}")
-
 
 _SPACE = re.compile(r"[\x00-\x20]+")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?")
