@@ -30,14 +30,14 @@ from godot_formats import types as t
 from godot_formats.jsonform import (
     MAX_INDENT_COLUMNS,
     JSONFormatError,
-    _one_line,  # writes JSON of any depth (compares deep forms: == on them would recurse)
-    _raw_decode_iteratively,  # reads JSON deeper than the json module goes
     dumps_json,
     from_json,
     loads_json,
     loads_json_documents,
     to_json,
 )
+from godot_formats.jsonform.parser import _raw_decode_iteratively  # reads JSON deeper than the json module goes
+from godot_formats.jsonform.printer import _one_line  # writes JSON of any depth (== on deep forms would recurse)
 
 CATALOG = FIXTURES / "godot4" / "catalog.json"
 JSON_CATALOG = FIXTURES / "godot4" / "json_from_native_catalog.json"

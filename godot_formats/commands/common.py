@@ -285,7 +285,8 @@ def text_values(text: str, dialect: str | Dialect, expected: int | None = None) 
 
 def json_documents(text: str) -> tuple[dict[str, Any] | None, list[Any]]:
     """The header (a first document ``{"godot_formats_save": 1, ...}``) and the values of a JSON view."""
-    from ..views.jsonform import JSONFormatError, _parse_documents, from_json
+    from ..views.jsonform import JSONFormatError, from_json
+    from ..views.jsonform.parser import _parse_documents
 
     docs = list(_parse_documents(text))
     header = None
