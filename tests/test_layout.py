@@ -251,3 +251,11 @@ def test_the_flat_import_paths_of_0_3_still_work() -> None:
     assert b"godot_formats.types" in old_pickle and pickle.loads(old_pickle) == gf.Vector2(1, 2)
     with pytest.raises(AttributeError):
         gf.no_such_module  # noqa: B018
+
+
+def test_the_commands_share_one_helpers_module() -> None:
+    """What the commands share is commands/common.py: only the entry points import tool.py (which wires the
+    commands up), and the helpers live in no third place."""
+    importers = sorted(_module_of(p) for p in MODULES if "tool" in _imported(p))
+    assert importers == ["__main__"]
+    assert not (PACKAGE / "commands" / "inputs.py").exists()

@@ -1,5 +1,6 @@
-"""What the commands share about save files: passwords, opening through ``gf.open``, the
-layers line, the header of the JSON and text views, and parsing those views back.
+"""What the commands share, in one module: passwords, opening through ``gf.open``, the layers
+line, the header of the JSON and text views and parsing them back, writing back, the input
+options of the reading commands, the ``--dialect`` option, exit statuses and one-line messages.
 
 Not a command (``tool.COMMANDS`` does not list it).
 """
@@ -15,18 +16,20 @@ from typing import Any
 
 import attrs
 
-from ..core.dialects import Dialect, get_dialect
+from ..core.dialects import Dialect, dialect_names, get_dialect
 from ..core.errors import (
     AmbiguousDialectError,
+    DamagedFileError,
     DecodeError,
     DetailedError,
     FileChangedError,
+    FramingError,
     GodotFormatsError,
     NotBinaryError,
 )
 from ..layers.base64form import sniff_base64
 from ..layers.encryption import PasswordRequiredError, WrongPasswordError
-from ..saves.reading import LAYER_BY_NAME
+from ..saves.reading import FRAMINGS, LAYER_BY_NAME, Reading, read_peeled
 
 #: The environment variable read for the password when neither --password nor --key is given.
 PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
@@ -411,3 +414,95 @@ def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
     print(f"godot-formats {command}: {path} written ({describe_layers(sf)}); the old file is {kept}",
           file=sys.stderr)
     return 0
+
+
+# -- the command line's own: exit statuses, one-line messages, input, the --dialect option ---------
+
+
+EXIT_BAD_INPUT = 1
+EXIT_USAGE = 2
+
+def printable(text: str) -> str:
+    """``text`` with every unprintable character escaped, so that a report line stays one line.
+
+    File names may hold newlines or control characters, and bytes that are not
+    UTF-8 (which Python keeps as lone surrogates, unprintable on a UTF-8
+    terminal): ``\\n``, ``\\x1b``, ``\\xff`` instead.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    if "\udc80" <= c <= "\udcff":  # an undecodable byte of a file name (surrogateescape)
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return c.encode("unicode_escape").decode("ascii")
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as one line of text (its first line; the type when it has no message)."""
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def internal_error(e: BaseException) -> str:
+    """The one-line report of an exception we did not expect (a bug, not bad input)."""
+    return f"internal error ({type(e).__name__}: {one_line(e)}); please report it"
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of a file, or of standard input for ``-``."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    return Path(path).read_bytes()
+
+
+def add_dialect_option(parser: argparse.ArgumentParser, *, allow_auto: bool = True, default: str | None = None,
+                       help_default: str | None = None) -> None:
+    """``--dialect NAME``: every dialect name and alias of the README (``godot3.5``, ``godot4.6`` ...),
+    checked with :func:`godot_formats.get_dialect` and given as the dialect's own name."""
+    choices = [*dialect_names(), *(["auto"] if allow_auto else [])]
+    parser.add_argument(
+        "--dialect", "-d", type=dialect_arg(allow_auto),
+        default=default if default is not None else ("auto" if allow_auto else "godot4"),
+        metavar="NAME",
+        help=f"format version: {', '.join(choices)}, or an alias such as godot3.5 or godot4.6 "
+             f"(default: {help_default or '%(default)s'})",
+    )
+
+
+def os_error(e: OSError) -> str:
+    """An OSError as one line: ``reason: file``."""
+    return f"{e.strerror or one_line(e)}: {e.filename or ''}".rstrip(": ")
+
+
+# -- the input side of the reading commands (dump, explain): one set of options, one reading ------
+# Both must read a file the same way, or explain would annotate bytes that dump shows as another value.
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """FILE, --dialect (default auto), --framing, --allow-objects and the password options."""
+    parser.add_argument("file", metavar="FILE", help="the file to read ('-' for standard input)")
+    add_dialect_option(parser)
+    parser.add_argument("--framing", choices=FRAMINGS, default="auto",
+                        help="store_var: u32 length-prefixed records (store_var, put_var); none: raw "
+                             "var_to_bytes data; auto: decide from the bytes (default: %(default)s)")
+    parser.add_argument("--allow-objects", action="store_true",
+                        help="decode full Objects (as inert data: class name and properties, never code)")
+    add_password_options(parser)
+
+
+def resolve_input(data: bytes, args: argparse.Namespace, framing: str) -> Reading:
+    """The one reading of ``data`` with the command's options (its layers taken off first)."""
+    from ..saves.reading import peel
+
+    password, key = credentials(args)
+    dialect: Any = None if args.dialect == "auto" else args.dialect
+    try:
+        peeled = peel(data, password=password, key=key)
+        return read_peeled(peeled, dialect=dialect, framing=framing, allow_objects=args.allow_objects)
+    except (AmbiguousDialectError, DamagedFileError, FramingError):
+        raise  # the command decides what to say (explain lists a damaged file in a given dialect)
+    except DecodeError as e:
+        raise located(e) from None

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..tool import EXIT_BAD_INPUT, EXIT_USAGE, printable
+from .common import EXIT_BAD_INPUT, EXIT_USAGE, printable
 
 
 def add_parser(subparsers: Any) -> None:

@@ -31,19 +31,19 @@ import attrs
 
 from ..core.dialects import dialect_names
 from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError, UsageError
+from ..layers.files import is_temp_name, write_atomic, write_target
 from ..saves.conversion import POLICIES, Loss
 from ..saves.reading import FRAMINGS
-from ..tool import (
+from .common import (
     EXIT_BAD_INPUT,
     EXIT_USAGE,
+    add_password_options,
+    credentials,
+    dialect_arg,
     internal_error,
-    is_temp_name,
     one_line,
     printable,
-    write_atomic,
-    write_target,
 )
-from .common import add_password_options, credentials, dialect_arg
 
 
 def add_parser(subparsers: Any) -> None:

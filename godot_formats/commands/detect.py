@@ -21,7 +21,7 @@ import attrs
 from ..core.dialects import get_dialect
 from ..core.errors import AmbiguousDialectError, DamagedFileError, DecodeError, GodotFormatsError, NotBinaryError
 from ..saves.detection import Candidate, detect, is_ambiguous
-from ..tool import EXIT_BAD_INPUT, internal_error, one_line, printable, read_input
+from .common import EXIT_BAD_INPUT, internal_error, one_line, printable, read_input
 
 
 def add_parser(subparsers: Any) -> None:

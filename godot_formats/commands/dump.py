@@ -1,7 +1,7 @@
 """``godot-formats dump FILE``: show a Variant file as Godot text, editable JSON or a tree.
 
 The input options and the choice of dialect and framing are shared with
-``explain`` and live in :mod:`godot_formats.commands.inputs`; the tree view is the library's
+``explain`` and live in :mod:`godot_formats.commands.common`; the tree view is the library's
 (:mod:`godot_formats.views.tree`).
 """
 
@@ -15,9 +15,8 @@ from typing import Any
 
 from ..core.dialects import Dialect
 from ..core.errors import AmbiguousDialectError, EncodeError, GodotFormatsError
-from ..tool import read_input
 from ..views.tree import describe, tree_lines
-from .inputs import add_input_options
+from .common import add_input_options, read_input
 
 EPILOG = """\
 examples:

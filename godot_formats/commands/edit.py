@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import GodotFormatsError
-from ..tool import add_dialect_option
 from .common import (
+    add_dialect_option,
     add_password_options,
     describe_layers,
     json_documents,

@@ -31,7 +31,7 @@ import sys
 from typing import Any
 
 from ..core.errors import EngineError, GodotFormatsError
-from ..tool import EXIT_BAD_INPUT, read_input
+from .common import EXIT_BAD_INPUT, read_input
 
 ENGINES = ("godot3", "godot4")
 INSTALL = ("install the engines with scripts/install-oracles.sh from a clone of godot-formats "

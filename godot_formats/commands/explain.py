@@ -16,10 +16,8 @@ from typing import Any
 from ..core.errors import AmbiguousDialectError, DamagedFileError, GodotFormatsError
 from ..layers.framing import FramingError
 from ..saves.reading import LAYER_BY_NAME, Reading
-from ..tool import EXIT_BAD_INPUT, read_input
 from ..views.explain import Field, explain_fields, format_lines
-from .common import ambiguity, credentials, located
-from .inputs import add_input_options, resolve_input
+from .common import EXIT_BAD_INPUT, add_input_options, ambiguity, credentials, located, read_input, resolve_input
 
 EPILOG = """\
 examples:

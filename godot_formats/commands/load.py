@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.dialects import get_dialect
 from ..core.errors import EncodeError, GodotFormatsError
-from ..tool import add_dialect_option, read_input
+from .common import add_dialect_option, read_input
 
 FORMATS = ("auto", "json", "text")
 EXTENSIONS = {".json": "json", ".txt": "text", ".tres": "text", ".var": "text"}

@@ -16,8 +16,7 @@ from typing import Any
 from ..core import types as t
 from ..core.errors import FileChangedError, GodotFormatsError
 from ..core.registry import is_dictionary
-from ..tool import add_dialect_option
-from .common import add_password_options, open_for_change, save_changed
+from .common import add_dialect_option, add_password_options, open_for_change, save_changed
 
 EPILOG = """\
 examples:

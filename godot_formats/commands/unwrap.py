@@ -9,8 +9,7 @@ from typing import Any
 
 from ..core.errors import GodotFormatsError
 from ..layers.compression import MODES as _MODE_TABLE
-from ..tool import read_input
-from .common import add_password_options, peel, refuse_existing, write_output
+from .common import add_password_options, peel, read_input, refuse_existing, write_output
 
 EPILOG = """\
 examples:

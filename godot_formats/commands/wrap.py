@@ -13,8 +13,7 @@ import attrs
 
 from ..core.errors import GodotFormatsError
 from ..layers.compression import MODES
-from ..tool import read_input
-from .common import add_password_options, credentials, peel, refuse_existing, write_output
+from .common import add_password_options, credentials, peel, read_input, refuse_existing, write_output
 
 EPILOG = """\
 examples:
