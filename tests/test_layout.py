@@ -259,3 +259,22 @@ def test_the_commands_share_one_helpers_module() -> None:
     importers = sorted(_module_of(p) for p in MODULES if "tool" in _imported(p))
     assert importers == ["__main__"]
     assert not (PACKAGE / "commands" / "inputs.py").exists()
+
+
+def test_class_names_are_unique() -> None:
+    """One class per name in the package (two ``Field`` classes once meant two things under one name)."""
+    import inspect
+
+    seen: dict[str, str] = {}
+    clashes = []
+    for path in MODULES:
+        module_name = "godot_formats" + ("." + _module_of(path) if _module_of(path) else "")
+        if module_name.endswith("__main__") or "_reaper" in module_name:
+            continue
+        module = importlib.import_module(module_name)
+        for name, obj in vars(module).items():
+            if inspect.isclass(obj) and obj.__module__ == module.__name__ and not name.startswith("_"):
+                if name in seen and seen[name] != module.__name__:
+                    clashes.append(f"{name}: {seen[name]} and {module.__name__}")
+                seen.setdefault(name, module.__name__)
+    assert clashes == []

@@ -41,7 +41,7 @@ from .errors import EncodeError
 from .switches import F32, F64, I32, I64, REAL, U8
 
 __all__ = [
-    "Family", "Field", "Downgrade", "TypeSpec", "REGISTRY", "BY_NAME", "spec_for", "spec_named", "type_name_of",
+    "Family", "RecordField", "Downgrade", "TypeSpec", "REGISTRY", "BY_NAME", "spec_for", "spec_named", "type_name_of",
     "godot_type_name", "GODOT_TYPE_NAMES", "names_for_major", "is_array", "is_dictionary", "float32", "is_float32",
     "pad4", "nesting_error", "INT32_MIN", "INT32_MAX",
 ]
@@ -72,7 +72,7 @@ CONTAINER_FAMILIES = frozenset({Family.ARRAY, Family.DICTIONARY, Family.OBJECT})
 
 
 @attrs.frozen
-class Field:
+class RecordField:
     """One named field of a record type: the attribute, the kind of number or text it holds,
     the key JSON uses for it, and the value JSON leaves out (``omit``)."""
 
@@ -125,7 +125,7 @@ class TypeSpec:
     build_columns: Callable[[Sequence[Any]], Any] | None = None
     component: str | None = None
     width: int = 1
-    record: tuple[Field, ...] = ()
+    record: tuple[RecordField, ...] = ()
     layout: tuple[tuple[str, str], ...] = ()
     text: Callable[[Any, int], str] | None = None
     no_text: str = ""
@@ -341,14 +341,14 @@ REGISTRY: tuple[TypeSpec, ...] = (
     TypeSpec("StringName", Family.STRING, (t.StringName,), w.read_string_name, w.write_string_name, majors=_G4,
              downgrade=Downgrade("a String with the same text", lambda v, d: str(v))),
     TypeSpec("NodePath", Family.NODE_PATH, (t.NodePath,), w.read_node_path, w.write_node_path),
-    TypeSpec("RID", Family.RECORD, (t.RID,), w.read_rid, w.write_rid, record=(Field("id", "u64", omit=0),),
+    TypeSpec("RID", Family.RECORD, (t.RID,), w.read_rid, w.write_rid, record=(RecordField("id", "u64", omit=0),),
              layout=(("id", "u64"),), text=_rid_text),
     TypeSpec("Object", Family.OBJECT, (t.Object, t.EncodedObjectAsID), w.read_object_header, w.write_object),
     TypeSpec("Callable", Family.RECORD, (t.Callable,), w.read_callable, w.write_callable, majors=_G4,
              text=lambda v, major: "Callable()",
              downgrade=Downgrade("null (a Callable carries no data on the wire)", lambda v, d: None)),
     TypeSpec("Signal", Family.RECORD, (t.Signal,), w.read_signal, w.write_signal, majors=_G4,
-             record=(Field("name", "str", omit=""), Field("object_id", "u64", omit=0)),
+             record=(RecordField("name", "str", omit=""), RecordField("object_id", "u64", omit=0)),
              layout=(("name", "str"), ("object id", "u64")), text=lambda v, major: "Signal()",
              downgrade=Downgrade("null (its object id means nothing in another process)", lambda v, d: None)),
     TypeSpec("Dictionary", Family.DICTIONARY, (dict, t.Dictionary, t.TypedDictionary), None, w.write_dictionary),
@@ -379,8 +379,8 @@ REGISTRY: tuple[TypeSpec, ...] = (
     # Godot 2 only.  Godot 3 made input events Objects (InputEventKey ...) and Image a
     # Resource, neither of which a value can become: a conversion reports them as losses.
     TypeSpec("Image", Family.RECORD, (t.Image,), w.read_image, w.write_image, majors=_G2,
-             record=(Field("format", "u32"), Field("mipmaps", "u32"), Field("width", "u32"),
-                     Field("height", "u32"), Field("data", "bytes")),
+             record=(RecordField("format", "u32"), RecordField("mipmaps", "u32"), RecordField("width", "u32"),
+                     RecordField("height", "u32"), RecordField("data", "bytes")),
              layout=(("format", "u32"), ("mipmaps", "u32"), ("width", "u32"), ("height", "u32"),
                      ("data", "bytes")),
              no_text="Godot 2's Image has no text form in this library (its engine cannot be run to check one); "
@@ -388,8 +388,8 @@ REGISTRY: tuple[TypeSpec, ...] = (
              downgrade=Downgrade("null (Godot 3 and later have no Image Variant: an Image is a Resource)",
                                  lambda v, d: None)),
     TypeSpec("InputEvent", Family.RECORD, (t.InputEvent,), w.read_input_event, w.write_input_event, majors=_G2,
-             record=(Field("type", "u32", key="event"), Field("device", "u32"), Field("payload", "u32s"),
-                     Field("size", "opt_u32", omit=None)),
+             record=(RecordField("type", "u32", key="event"), RecordField("device", "u32"),
+                     RecordField("payload", "u32s"), RecordField("size", "opt_u32", omit=None)),
              layout=(("event type", "u32"), ("device", "u32"), ("size", "u32"), ("payload", "u32s")),
              no_text="Godot 2's InputEvent has no text form in this library (its engine cannot be run to check "
                      "one); the JSON form keeps it exactly",
