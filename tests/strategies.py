@@ -31,6 +31,13 @@ def reals(dialect: Dialect) -> st.SearchStrategy[float]:
 
 
 def scalars(dialect: Dialect) -> st.SearchStrategy[Any]:
+    """Any leaf value of the dialect (every type it has but the containers)."""
+    options = scalar_options(dialect)
+    return st.one_of(*(s for name, s in options.items() if dialect.has(name)))
+
+
+def scalar_options(dialect: Dialect) -> dict[str, st.SearchStrategy[Any]]:
+    """A strategy per leaf type (tests/test_registry.py checks that every row's type has one)."""
     d = dialect
     r = reals(d)
     v2, v3, v4 = st.builds(t.Vector2, r, r), st.builds(t.Vector3, r, r, r), st.builds(t.Vector4, r, r, r, r)
@@ -83,7 +90,7 @@ def scalars(dialect: Dialect) -> st.SearchStrategy[Any]:
         options.pop("RID")
     if d.object_format != "engine":
         options.pop("Object")
-    return st.one_of(*(s for name, s in options.items() if d.has(name)))
+    return options
 
 
 BUILTIN_ELEMENT = {"int": INT32, "String": TEXT, "bool": st.booleans()}
