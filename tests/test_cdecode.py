@@ -47,7 +47,7 @@ class Pair:
 
     def __init__(self, dialect: str, allow_objects: bool = False, **limits: Any) -> None:
         dec = self.dec = Decoder(get_dialect(dialect), allow_objects=allow_objects, backend="python", **limits)
-        built = codec._CReader(dec)  # the production tables, as the codec builds them
+        built = codec._CReader(dec, _cdecode)  # the production tables, as the codec builds them
         self.table = built.table
         self.reader = built.reader
 

@@ -602,13 +602,16 @@ class _CReader:
     "call the reference's reader for this id".  See godot_formats/core/_cdecode.c.
     """
 
-    def __init__(self, dec: Decoder) -> None:
+    def __init__(self, dec: Decoder, core: Any = None) -> None:
+        """``core``: the compiled module (the process's by default; the C tests pass theirs, which
+        they load even where the process runs the reference)."""
+        core = accel.cdecode if core is None else core
         self.dec = dec
         d = dec.dialect
         #: The compiled core's kinds, by name (its KINDS: the one list of them).
-        self.kind = {name: i for i, name in enumerate(accel.cdecode.KINDS)}  # type: ignore[union-attr]
+        self.kind = {name: i for i, name in enumerate(core.KINDS)}
         self.table = table = tuple(self.entry(name) for name in d.types)
-        self.reader = accel.cdecode.Reader(  # type: ignore[union-attr]
+        self.reader = core.Reader(
             d.type_mask, table, tuple(dec._readers), self.typed_array_head, self.typed_dict_head,
             dec.max_depth, -1 if dec.max_elements is None else dec.max_elements, dec._flag_marks)
 
