@@ -50,19 +50,8 @@ class Pair:
         built = codec._CReader(dec, _cdecode)  # the production tables, as the codec builds them
         self.table = built.table
         self.reader = built.reader
-
-    def _array_head(self, buf: Any, pos: int, header: int, end: int) -> tuple[list[Any], int, int]:
-        dec = self.dec
-        element_type, pos = dec._read_container_type(buf, pos + 4, end, (header >> 16) & 3)
-        count, pos = dec._read_count(buf, pos, end, 4, "Array")
-        return ([] if element_type is None else t.TypedArray(element_type)), count, pos
-
-    def _dict_head(self, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int, int]:
-        dec = self.dec
-        key_type, pos = dec._read_container_type(buf, pos + 4, end, (header >> 16) & 3)
-        value_type, pos = dec._read_container_type(buf, pos, end, (header >> 18) & 3)
-        count, pos = dec._read_count(buf, pos, end, 8, "Dictionary")
-        return (key_type, value_type), count, pos
+        # the typed heads are the production ones too (the reference's rules, read for the C core)
+        self._array_head, self._dict_head = built.typed_array_head, built.typed_dict_head
 
     def c(self, data: Any, offset: int = 0, end: int | None = None) -> tuple[Any, int]:
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
