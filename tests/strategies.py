@@ -8,8 +8,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from godot_formats import dialect_names as gf_dialect_names
 from godot_formats import get_dialect
 from godot_formats import types as t
+from godot_formats.core.registry import REGISTRY, Family, TypeSpec
+from godot_formats.core.switches import F32 as F32_KIND
+from godot_formats.core.switches import F64 as F64_KIND
+from godot_formats.core.switches import I32, I64, REAL, U8
+from godot_formats.core.types import INPUT_EVENT_PAYLOAD_WORDS, INPUT_EVENT_TYPES
 from godot_formats.dialects import Dialect
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
@@ -36,61 +42,99 @@ def scalars(dialect: Dialect) -> st.SearchStrategy[Any]:
     return st.one_of(*(s for name, s in options.items() if dialect.has(name)))
 
 
+def numbers(component: str | None, dialect: Dialect) -> st.SearchStrategy[Any]:
+    """The numbers of a row's ``component`` kind (``registry`` rows name it), as ``dialect`` keeps them."""
+    if component == REAL:
+        return reals(dialect)
+    return {U8: st.integers(0, 255), I32: INT32, I64: INT64, F32_KIND: F32, F64_KIND: F64}[component or ""]
+
+
+#: Strategies for the fields of a record row (``RecordField.kind``), by kind.
+_FIELD_KINDS: dict[str, st.SearchStrategy[Any]] = {
+    "u32": st.integers(0, 2**32 - 1), "u64": st.integers(0, 2**64 - 1), "str": TEXT, "bytes": st.binary(max_size=9),
+    "u32s": st.lists(st.integers(0, 2**32 - 1), max_size=2).map(tuple), "opt_u32": st.none(),
+}
+
+
+def _leaf(spec: TypeSpec, d: Dialect) -> st.SearchStrategy[Any]:
+    """A strategy for a leaf row's values, from what the row says (its family, component, fields)."""
+    family, cls = spec.family, spec.cls
+    if family is Family.MATH:
+        assert spec.build is not None
+        return st.lists(numbers(spec.component, d), min_size=spec.count, max_size=spec.count).map(spec.build)
+    if family is Family.PACKED:
+        if spec.component == U8:
+            return st.binary(max_size=9)
+        element = numbers(spec.component, d) if spec.width == 1 else st.builds(
+            cls.element, *[numbers(spec.component, d)] * spec.width)
+        typecode = ("d" if d.real_is_double else "f") if spec.component == REAL else None
+        return st.lists(element, max_size=5 if spec.width == 1 else 3).map(lambda xs: cls(xs, typecode=typecode))
+    if family is Family.RECORD:
+        return st.builds(cls, **{f.attr: _FIELD_KINDS[f.kind] for f in spec.record})
+    return {
+        Family.NIL: st.none(), Family.BOOL: st.booleans(),
+        Family.INT: INT64 if d.int_format != "i32" else INT32,
+        Family.FLOAT: F64 if d.float_format in ("auto", "flag64", "f64") else F32,
+        Family.STRING: TEXT.map(cls), Family.STRINGS: st.lists(TEXT, max_size=4).map(cls),
+        Family.NODE_PATH: st.builds(lambda n, s, a: t.NodePath(names=n, subnames=s, absolute=a),
+                                    st.lists(TEXT, max_size=3), st.lists(TEXT, max_size=2), st.booleans()),
+        Family.OBJECT: st.builds(t.EncodedObjectAsID, st.integers(1, 2**64 - 1)),
+    }[family]
+
+
 def scalar_options(dialect: Dialect) -> dict[str, st.SearchStrategy[Any]]:
-    """A strategy per leaf type (tests/test_registry.py checks that every row's type has one)."""
+    """A strategy per leaf type of every registry row (an Object as its id), generated from
+    the rows, so that a new row is in every property test without an edit here; the few
+    rules that are the dialect's rather than the row's follow."""
     d = dialect
-    r = reals(d)
-    v2, v3, v4 = st.builds(t.Vector2, r, r), st.builds(t.Vector3, r, r, r), st.builds(t.Vector4, r, r, r, r)
-    floats = F64 if d.float_format in ("auto", "flag64", "f64") else F32
-    ints = INT64 if d.int_format != "i32" else INT32
-    options: dict[str, st.SearchStrategy[Any]] = {
-        "Nil": st.none(),
-        "bool": st.booleans(),
-        "int": ints,
-        "float": floats,
-        "String": TEXT,
-        "Vector2": v2,
-        "Vector2i": st.builds(t.Vector2i, INT32, INT32),
-        "Rect2": st.builds(t.Rect2, v2, v2),
-        "Rect2i": st.builds(t.Rect2i, st.builds(t.Vector2i, INT32, INT32), st.builds(t.Vector2i, INT32, INT32)),
-        "Vector3": v3,
-        "Vector3i": st.builds(t.Vector3i, INT32, INT32, INT32),
-        "Transform2D": st.builds(t.Transform2D, v2, v2, v2),
-        "Vector4": v4,
-        "Vector4i": st.builds(t.Vector4i, INT32, INT32, INT32, INT32),
-        "Plane": st.builds(t.Plane, v3, r),
-        "Quaternion": st.builds(t.Quaternion, r, r, r, r),
-        "AABB": st.builds(t.AABB, v3, v3),
-        "Basis": st.builds(t.Basis, v3, v3, v3),
-        "Transform3D": st.builds(t.Transform3D, st.builds(t.Basis, v3, v3, v3), v3),
-        "Projection": st.builds(t.Projection, v4, v4, v4, v4),
-        "Color": st.builds(t.Color, F32, F32, F32, F32),
-        "StringName": TEXT.map(t.StringName),
-        "NodePath": st.builds(lambda n, s, a: t.NodePath(names=n, subnames=s, absolute=a),
-                              st.lists(TEXT, max_size=3), st.lists(TEXT, max_size=2), st.booleans()),
-        "RID": st.builds(t.RID, st.integers(0, 2**64 - 1)) if d.rid_format == "u64" else st.just(t.RID()),
-        "Object": st.builds(t.EncodedObjectAsID, st.integers(1, 2**64 - 1)),
-        "Callable": st.just(t.Callable()),
-        "Signal": st.builds(t.Signal, TEXT, st.integers(0, 2**64 - 1)),
-        "PackedByteArray": st.binary(max_size=9),
-        "PackedInt32Array": st.lists(INT32, max_size=5).map(t.PackedInt32Array),
-        "PackedInt64Array": st.lists(INT64, max_size=5).map(t.PackedInt64Array),
-        "PackedFloat32Array": st.lists(F32, max_size=5).map(t.PackedFloat32Array),
-        "PackedFloat64Array": st.lists(F64, max_size=5).map(t.PackedFloat64Array),
-        "PackedStringArray": st.lists(TEXT, max_size=4).map(t.PackedStringArray),
-        "PackedVector2Array": st.lists(v2, max_size=3).map(
-            lambda xs: t.PackedVector2Array(xs, typecode="d" if d.real_is_double else "f")),
-        "PackedVector3Array": st.lists(v3, max_size=3).map(
-            lambda xs: t.PackedVector3Array(xs, typecode="d" if d.real_is_double else "f")),
-        "PackedVector4Array": st.lists(v4, max_size=3).map(
-            lambda xs: t.PackedVector4Array(xs, typecode="d" if d.real_is_double else "f")),
-        "PackedColorArray": st.lists(st.builds(t.Color, F32, F32, F32, F32), max_size=3).map(t.PackedColorArray),
-    }
+    options = {spec.name: _leaf(spec, d) for spec in REGISTRY if spec.family not in (Family.ARRAY, Family.DICTIONARY)}
+    options["InputEvent"] = st.builds(  # the engine sizes the payload by the event type
+        lambda kind, device, words: t.InputEvent(kind, device, tuple(words[:INPUT_EVENT_PAYLOAD_WORDS.get(kind, 0)])),
+        st.integers(0, len(INPUT_EVENT_TYPES) - 1), st.integers(0, 2**32 - 1),
+        st.lists(st.integers(0, 2**32 - 1), min_size=2, max_size=2))
+    if d.rid_format != "u64":
+        options["RID"] = st.just(t.RID())
     if d.rid_format == "unsupported":
         options.pop("RID")
     if d.object_format != "engine":
         options.pop("Object")
     return options
+
+
+def shipped(spec: TypeSpec) -> bool:
+    """Whether a row is one of the library's own (not one a program registered, as tests/synthetic does):
+    the tests that compare the rows with the engines' own tables look at these only."""
+    return spec.cls.__module__ in ("builtins", t.__name__)
+
+
+def home_dialect(spec: TypeSpec) -> str:
+    """An engine dialect that has the type: Godot 4 where it can, else the first that does."""
+    names = ["godot4", "godot2", *gf_dialect_names()]
+    return next(n for n in names if get_dialect(n).engine and get_dialect(n).has(spec.name))
+
+
+def sample(spec: TypeSpec) -> Any:
+    """One value of a row's type, made from the row (numbers 1, 2, 3 ..., exact in float32 and
+    never NaN, so that every dialect keeps it and equality means sameness)."""
+    family = spec.family
+    if family is Family.MATH:
+        assert spec.build is not None
+        return spec.build(range(1, spec.count + 1))
+    if family is Family.PACKED:
+        if spec.component == U8:
+            return b"\x00\x01\xfe\xff\x05"
+        if spec.width == 1:
+            return spec.cls([1, -2, 3] if spec.component in (I32, I64) else [0.5, -1.25])
+        return spec.cls([spec.cls.element(*range(1, spec.width + 1)), spec.cls.element(*range(2, spec.width + 2))])
+    if family is Family.RECORD:
+        kinds = {"u32": 0, "u64": 0, "str": "", "bytes": b"\x01\x02", "u32s": (), "opt_u32": None}
+        return spec.cls(**{f.attr: kinds[f.kind] for f in spec.record})
+    fixed = {Family.NIL: None, Family.BOOL: True, Family.INT: -7, Family.FLOAT: 0.5,
+             Family.NODE_PATH: t.NodePath("/root/Node:prop"), Family.OBJECT: t.EncodedObjectAsID(1234),
+             Family.DICTIONARY: {"a": 1, 2: [3]}, Family.ARRAY: [1, "two", 3.5, None]}
+    if family in fixed:
+        return fixed[family]
+    return spec.cls(["a", "bé", ""]) if family is Family.STRINGS else spec.cls("héllo")
 
 
 BUILTIN_ELEMENT = {"int": INT32, "String": TEXT, "bool": st.booleans()}

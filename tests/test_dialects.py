@@ -167,7 +167,7 @@ G4 = D.GODOT4_TYPES
     ({"name": ""}, "the name must be a non-empty string"),
     ({"types": ()}, "types must be a non-empty sequence"),
     ({"types": ("Nil", 7)}, "types must be a non-empty sequence"),
-    ({"types": ("Nil", "Vector5")}, r"types\[1\] = 'Vector5' is not a type the codec knows"),
+    ({"types": ("Nil", "NoSuchType")}, r"types\[1\] = 'NoSuchType' is not a type the codec knows"),
     ({"types": ("Nil", "int", "bool", "int")}, "'int' has two ids, 1 and 3"),
     ({"types": ("Nil", "int", D.UNSUPPORTED)}, r"the last id \(2\) is an empty slot"),
     ({"type_mask": 0xF}, "39 types need ids up to 38, beyond type_mask 0xf"),

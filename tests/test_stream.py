@@ -693,3 +693,27 @@ def test_godot3_reads_our_frames() -> None:
 @pytest.mark.skipif(oracles.godot4_available() is not None, reason=str(oracles.godot4_available()))
 def test_godot4_reads_our_frames() -> None:
     _engine_reads_our_frames("godot4", oracles.godot4_encode)
+
+
+def test_the_keyword_block_is_written_once_and_shown_everywhere() -> None:
+    """Every reading and writing function takes its keywords from one declaration (stream.py's
+    TypedDicts and Framing's defaults), shows them in its signature and refuses a misspelt one."""
+    import inspect
+
+    from godot_formats.streams import stream as s
+
+    functions = [s.dumps_framed, s.decode_framed, s.loads_framed, s.iter_framed, s.write_framed, s.read_framed,
+                 s.FrameDecoder, s.recv_value, s.send_value, s.VariantSocket, s.read_frame, s.read_value,
+                 s.read_values, s.write_value, s.encode_packet, s.decode_packet]
+    defaults = {"allow_objects": False, "full_objects": False, "byteorder": "little",
+                "max_packet_size": s.DEFAULT_MAX_PACKET_SIZE, "max_depth": s.DEFAULT_MAX_DEPTH}
+    for fn in functions:
+        params = inspect.signature(fn).parameters
+        shown = {name: p.default for name, p in params.items() if name in defaults}
+        assert shown and all(defaults[name] == value for name, value in shown.items()), fn
+        assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in params.values()), fn
+    with pytest.raises(TypeError, match="bytorder"):
+        s.loads_framed(b"", "godot4", bytorder="big")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="byteorder"):
+        s.encode_packet(1, "godot4", byteorder="big")  # type: ignore[call-arg]  # a datagram has no length
+    assert s.loads_framed(b"\x00\x00\x00\x08\x02\x00\x00\x00\x07\x00\x00\x00", byteorder="big") == 7

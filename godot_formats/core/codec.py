@@ -26,7 +26,17 @@ from . import types as t
 from .dialects import UNSUPPORTED, Dialect
 from .errors import DecodeError, EncodeError
 from .keys import KeyRules, Memo, python_keys_agree
-from .registry import BY_NAME, REGISTRY, Family, TypeSpec, is_array, is_dictionary, nesting_error, spec_for
+from .registry import (
+    BY_NAME,
+    REGISTRY,
+    Family,
+    TypeSpec,
+    for_each_row,
+    is_array,
+    is_dictionary,
+    nesting_error,
+    spec_for,
+)
 from .switches import FLAG_64, I32, I64, REAL, FloatFormat, IntFormat, ObjectFormat
 from .wire import (
     _BIG_ENDIAN,
@@ -72,8 +82,13 @@ _PADDING = PADDING
 _BUFFER_TYPES = (bytes, bytearray, memoryview)
 #: The classes a lone top-level value of is copied in one go (Encoder._lone_buffer): the
 #: buffers, PackedStringArray and the packed arrays of the registry's rows.
-_LONE_TYPES = frozenset((*_BUFFER_TYPES, t.PackedStringArray,
-                         *(spec.cls for spec in REGISTRY if spec.family is Family.PACKED)))
+_LONE_TYPES: set[type] = {*_BUFFER_TYPES, t.PackedStringArray}
+
+
+@for_each_row
+def _add_row(spec: TypeSpec) -> None:
+    if spec.family is Family.PACKED:
+        _LONE_TYPES.update(spec.classes)
 
 # Frame kinds of the decoder's explicit stack: an Array, a Dictionary waiting
 # for a key or for a value, an Object, the top level.

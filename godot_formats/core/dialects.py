@@ -55,9 +55,10 @@ TYPE_NAMES: tuple[str, ...] = (
     "PackedVector4Array",
 )
 
-#: Every type name a dialect's table may hold: the value model's types (Godot 4's,
-#: and Godot 2's Image and InputEvent), each of which the codec reads and writes.
-KNOWN_TYPES: frozenset[str] = frozenset(registry.BY_NAME)
+#: Every type name a dialect's table may hold: the value model's types (Godot 4's, Godot 2's
+#: Image and InputEvent, and any added with ``registry.register_type``), each of which the
+#: codec reads and writes.
+KNOWN_TYPES: set[str] = set()
 #: A slot of a type table that holds this instead of a name is an id the dialect
 #: reserves but cannot read: decoding it is a DecodeError naming the id.
 UNSUPPORTED = ""
@@ -86,15 +87,23 @@ def _math_row(spec: registry.TypeSpec, columns: bool = False) -> MathType:
 
 
 #: The math types, read from their registry rows, in the engines' component order ...
-MATH_TYPES: dict[str, MathType] = {s.name: _math_row(s) for s in registry.REGISTRY if s.family is registry.Family.MATH}
+MATH_TYPES: dict[str, MathType] = {}
 #: ... and in what the documentation pages say instead: Basis written column by column.
-MATH_TYPES_BY_COLUMNS: dict[str, MathType] = {s.name: _math_row(s, True) for s in registry.REGISTRY
-                                              if s.family is registry.Family.MATH and s.columns}
-
+MATH_TYPES_BY_COLUMNS: dict[str, MathType] = {}
 #: Packed arrays of numbers (PackedByteArray is ``bytes``): Godot 4 name -> (value class, element kind).
-PACKED_TYPES: dict[str, tuple[type[t.PackedArray], str]] = {
-    s.name: (s.cls, s.component or "") for s in registry.REGISTRY
-    if s.family is registry.Family.PACKED and s.component != "u8"}
+PACKED_TYPES: dict[str, tuple[type[t.PackedArray], str]] = {}
+
+
+@registry.for_each_row
+def _add_row(s: registry.TypeSpec) -> None:
+    KNOWN_TYPES.add(s.name)
+    if s.family is registry.Family.MATH:
+        MATH_TYPES[s.name] = _math_row(s)
+        if s.columns:
+            MATH_TYPES_BY_COLUMNS[s.name] = _math_row(s, True)
+    elif s.family is registry.Family.PACKED and s.component != "u8":
+        PACKED_TYPES[s.name] = (s.cls, s.component or "")
+
 
 GODOT3_TYPES = (
     "Nil", "bool", "int", "float", "String", "Vector2", "Rect2", "Vector3", "Transform2D",

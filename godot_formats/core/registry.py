@@ -21,8 +21,10 @@ what the row says.  A row holds:
 - ``text``: its text printer, or ``no_text``: why it has none;
 - ``downgrade``: what a conversion writes for it where the target version lacks it.
 
-Adding a type is one row here plus its reader and writer in :mod:`godot_formats.wire`
-(docs/architecture.md walks through Godot 2's Image).
+Adding a type is its class, one row here (or ``register_type`` from a program) and its id in
+the dialects that have it: every table built from the rows is filled through
+:func:`for_each_row`, so the new row reaches all of them (docs/architecture.md, "Recipe: add a
+type"; tests/test_synthetic.py proves it with a Vector5 no engine has).
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ from .switches import F32, F64, I32, I64, REAL, U8
 
 __all__ = [
     "Family", "RecordField", "Downgrade", "TypeSpec", "REGISTRY", "BY_NAME", "spec_for", "spec_named", "type_name_of",
-    "godot_type_name", "GODOT_TYPE_NAMES", "names_for_major", "is_array", "is_dictionary", "float32", "is_float32",
-    "pad4", "nesting_error", "INT32_MIN", "INT32_MAX",
+    "godot_type_name", "GODOT_TYPE_NAMES", "register_type", "for_each_row", "math_row", "names_for_major",
+    "is_array", "is_dictionary", "float32", "is_float32", "pad4", "nesting_error", "INT32_MIN", "INT32_MAX",
 ]
 
 INT32_MIN, INT32_MAX = -0x80000000, 0x7FFFFFFF
@@ -291,8 +293,9 @@ _G4 = frozenset({4})
 _G2 = frozenset({2})
 _G34 = frozenset({3, 4})
 
-#: Every type, in Godot 4's Variant::Type order, then Godot 2's two of its own.
-REGISTRY: tuple[TypeSpec, ...] = (
+#: Every type, in Godot 4's Variant::Type order, then Godot 2's two of its own, then any a
+#: program added with :func:`register_type`.
+REGISTRY: list[TypeSpec] = [
     TypeSpec("Nil", Family.NIL, (type(None),), w.read_nil, w.write_nil),
     TypeSpec("bool", Family.BOOL, (bool,), w.read_bool, w.write_bool),
     TypeSpec("int", Family.INT, (int,), w.read_int, w.write_int),
@@ -395,12 +398,86 @@ REGISTRY: tuple[TypeSpec, ...] = (
                      "one); the JSON form keeps it exactly",
              downgrade=Downgrade("null (Godot 3 and later have no InputEvent Variant: events are Objects)",
                                  lambda v, d: None)),
-)
+]
 
 BY_NAME: dict[str, TypeSpec] = {spec.name: spec for spec in REGISTRY}
 _BY_CLASS: dict[type, TypeSpec] = {cls: spec for spec in REGISTRY for cls in spec.classes}
 #: Class -> Godot 4 type name, for every class a row stands for.
 GODOT_TYPE_NAMES: dict[type, str] = {cls: spec.name for cls, spec in _BY_CLASS.items()}
+
+#: What each table built from the rows does with one more row (see :func:`for_each_row`).
+_ROW_HOOKS: list[Callable[[TypeSpec], None]] = []
+
+
+def for_each_row(add: Callable[[TypeSpec], None]) -> Callable[[TypeSpec], None]:
+    """Call ``add`` with every row now, and with every row :func:`register_type` adds later.
+
+    Every table the library derives from the rows (the codec's, the text parser's, JSON's,
+    the converter's ...) is filled this way, so one new row reaches all of them; used as a
+    decorator on the function that adds one row to a table.
+    """
+    for spec in REGISTRY:
+        add(spec)
+    _ROW_HOOKS.append(add)
+    return add
+
+
+def register_type(spec: TypeSpec) -> TypeSpec:
+    """Add a type: its row reaches the codecs (both backends), text, JSON, ``explain``, the
+    tree, conversion and detection.  Dialects then give it an id in their ``types`` table.
+
+    The row is checked first (a ValueError names what is wrong) so that no table ever holds
+    half of it.  A row cannot be removed: a dialect or a value may hold it.
+    """
+    problems = _row_problems(spec)
+    if problems:
+        raise ValueError(f"cannot register type {getattr(spec, 'name', spec)!r}: " + "; ".join(problems))
+    REGISTRY.append(spec)
+    BY_NAME[spec.name] = spec
+    for cls in spec.classes:
+        _BY_CLASS[cls] = spec
+        GODOT_TYPE_NAMES[cls] = spec.name
+    for add in _ROW_HOOKS:
+        add(spec)
+    return spec
+
+
+#: What a row of each family must say for the views to handle it without a hand edit.
+_FAMILY_NEEDS: dict[Family, tuple[str, ...]] = {
+    Family.MATH: ("fields", "build", "component"),
+    Family.PACKED: ("component",),
+    Family.RECORD: ("record",),
+}
+
+
+def _row_problems(spec: Any) -> list[str]:
+    if not isinstance(spec, TypeSpec):
+        return [f"register_type() takes a TypeSpec, not {type(spec).__name__}"]
+    problems = []
+    if not spec.name or not spec.name.isidentifier():
+        problems.append("its name must be an identifier")
+    if spec.name in BY_NAME:
+        problems.append(f"the name {spec.name!r} is taken")
+    for cls in spec.classes:
+        if not isinstance(cls, type):
+            problems.append(f"{cls!r} is not a class")
+        elif cls in _BY_CLASS and _BY_CLASS[cls] in REGISTRY:
+            problems.append(f"the class {cls.__name__} already stands for {_BY_CLASS[cls].name}")
+    if not spec.classes:
+        problems.append("it needs at least one class")
+    if spec.read is None and not spec.is_container:
+        problems.append("it needs a reader")
+    problems += [f"a {spec.family.value} row needs {need}" for need in _FAMILY_NEEDS.get(spec.family, ())
+                 if not getattr(spec, need)]
+    return problems
+
+
+def math_row(name: str, cls: type, component: str, fields: str, build: Callable[[Sequence[Any]], Any] | None = None,
+             **extra: Any) -> TypeSpec:
+    """The row of a math type: ``fields`` are the component paths in wire order, space-separated
+    (``"x y z"``, ``"position.x position.y size.x size.y"``); ``build`` makes the value from
+    the numbers (default: the class called with them)."""
+    return _math(name, cls, component, fields, build, **extra)
 
 
 def spec_named(name: str) -> TypeSpec:

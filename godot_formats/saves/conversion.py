@@ -54,7 +54,17 @@ from ..core.dialects import (
 )
 from ..core.errors import ConversionError, EncodeError
 from ..core.keys import Memo, python_keys_agree, same_value
-from ..core.registry import INT32_MAX, INT32_MIN, REGISTRY, Downgrade, Family, TypeSpec, nesting_error, spec_for
+from ..core.registry import (
+    INT32_MAX,
+    INT32_MIN,
+    REGISTRY,
+    Downgrade,
+    Family,
+    TypeSpec,
+    for_each_row,
+    nesting_error,
+    spec_for,
+)
 from ..core.registry import float32 as _to_f32
 from ..core.registry import is_float32 as _is_f32
 from ..core.switches import REAL
@@ -120,7 +130,13 @@ def _type_name(value: Any) -> str | None:
 
 #: Godot 4 type name -> what ``lossy`` writes when the target has no such type: the
 #: registry rows' ``downgrade``.  A type whose data cannot be carried at all is written as null.
-DOWNGRADES: dict[str, Downgrade] = {spec.name: spec.downgrade for spec in REGISTRY if spec.downgrade is not None}
+DOWNGRADES: dict[str, Downgrade] = {}
+
+
+@for_each_row
+def _add_row(spec: TypeSpec) -> None:
+    if spec.downgrade is not None:
+        DOWNGRADES[spec.name] = spec.downgrade
 
 
 # --- full Objects: what was renamed between Godot 3 and Godot 4 ------------------------------

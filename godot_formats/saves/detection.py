@@ -334,8 +334,9 @@ _PARTING: dict[str, _Rule] = {
     # only blobs without them, which the sibling reads alike.
     "typed_arrays": _switch("typed_arrays", False, True, 0),
     "typed_dictionaries": _switch("typed_dictionaries", False, True, 0),
-    # Fewer ids (a prefix of the sibling's): it fails where the sibling reads the others.
-    "types": lambda d, s: 0 if s.types[:len(d.types)] == d.types else None,
+    # Fewer ids (a prefix of the sibling's): it fails where the sibling reads the others.  More ids
+    # (the sibling's a prefix of its): where the sibling reads every record, none of them was used.
+    "types": lambda d, s: 0 if s.types[:len(d.types)] == d.types or d.types[:len(s.types)] == s.types else None,
 }
 
 

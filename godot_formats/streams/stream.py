@@ -36,11 +36,14 @@ is the I/O around them.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import io
 import socket
-from typing import IO, Any, AsyncIterator, Callable, Iterator, Protocol, Union
+from typing import IO, Any, AsyncIterator, Callable, Iterator, Mapping, Protocol, TypedDict, TypeVar, Union, Unpack
 
-from ..core.codec import DEFAULT_MAX_DEPTH, Decoder, decoder_for, encoder_for
+import attrs
+
+from ..core.codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encoder_for
 from ..core.dialects import Dialect, get_dialect
 from ..core.errors import DecodeError, EncodeError
 from ..layers.framing import (
@@ -63,7 +66,7 @@ __all__ = [
     "dumps_framed", "loads_framed", "decode_framed", "iter_framed", "write_framed", "read_framed",
     "FrameDecoder", "recv_value", "send_value", "VariantSocket",
     "read_value", "write_value", "read_values", "read_frame", "encode_packet", "decode_packet",
-    "AsyncStreamPeer",
+    "AsyncStreamPeer", "ReadOptions", "WriteOptions", "Options",
 ]
 
 #: Default limit on one frame or packet: 8 MiB, the default of the engine's
@@ -73,6 +76,110 @@ __all__ = [
 DEFAULT_MAX_PACKET_SIZE = 8 * 1024 * 1024
 
 DialectLike = Union[str, Dialect]
+
+
+# -- the keywords every function here takes, written once ------------------------------------
+# Each keyword is declared once, in a TypedDict of its own (type checkers check callers through
+# ``**options: Unpack[...]``), with its default once, in Framing; ``takes`` shows them in each
+# function's signature for help() and editors.
+
+
+class _Objects(TypedDict, total=False):
+    allow_objects: bool  # decode full Objects (their class names and properties) instead of refusing them
+
+
+class _FullObjects(TypedDict, total=False):
+    full_objects: bool  # write Objects with their properties (``var_to_bytes_with_objects``)
+
+
+class _Order(TypedDict, total=False):
+    byteorder: ByteOrder  # of the u32 length prefix (``big_endian``); the value is always little-endian
+
+
+class _Size(TypedDict, total=False):
+    max_packet_size: int  # the largest frame or packet accepted, checked before anything is read
+
+
+class _Depth(TypedDict, total=False):
+    max_depth: int  # the deepest nesting of containers read or written
+
+
+class ReadOptions(_Objects, _Order, _Size, _Depth, total=False):
+    """The keywords of the functions that read framed values."""
+
+
+class WriteOptions(_FullObjects, _Order, _Depth, total=False):
+    """The keywords of the functions that write framed values."""
+
+
+class Options(ReadOptions, WriteOptions, total=False):
+    """The keywords of the objects that do both (:class:`VariantSocket`)."""
+
+
+class _PacketReadOptions(_Objects, _Size, _Depth, total=False):
+    pass
+
+
+class _PacketWriteOptions(_FullObjects, _Size, _Depth, total=False):
+    pass
+
+
+class _FrameOptions(_Order, _Size, total=False):
+    pass
+
+
+@attrs.frozen
+class Framing:
+    """One call's options, checked: every keyword's default is stated here and nowhere else."""
+
+    dialect: Dialect
+    allow_objects: bool = False
+    full_objects: bool = False
+    byteorder: ByteOrder = "little"
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+    @property
+    def decoder(self) -> Decoder:
+        return decoder_for(self.dialect, self.allow_objects, self.max_depth)
+
+    @property
+    def encoder(self) -> Encoder:
+        return encoder_for(self.dialect, self.full_objects, self.max_depth)
+
+    @property
+    def limit(self) -> int:
+        """The largest length a prefix may announce (``framing.length_limit``)."""
+        return length_limit(self.max_packet_size, self.byteorder)
+
+
+_DEFAULTS = {f.name: f.default for f in attrs.fields(Framing) if f.name != "dialect"}
+
+
+def framing(dialect: DialectLike, options: Mapping[str, Any], accepted: type = Options) -> Framing:
+    """The options of one call, as :class:`Framing`; a keyword not in ``accepted`` is a TypeError,
+    as Python's own for an unexpected keyword argument."""
+    unknown = [k for k in options if k not in accepted.__annotations__]
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+    return Framing(get_dialect(dialect), **options)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def takes(accepted: type) -> Callable[[_F], _F]:
+    """Show the keywords of ``accepted`` (a TypedDict above) in the function's signature, where
+    its ``**options`` stand: what help(), ``inspect`` and editors show is the real call."""
+    def show(fn: _F) -> _F:
+        sig = inspect.signature(fn)
+        params = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_DEFAULTS[name],
+                                   annotation=getattr(kind, "__forward_arg__", kind))
+                   for name, kind in accepted.__annotations__.items()]
+        fn.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        return fn
+    return show
 
 
 class _Receiver(Protocol):
@@ -109,32 +216,20 @@ def _read_frame(read: Callable[[int], bytes], base: int, decoder: Decoder, byteo
 # -- bytes ---------------------------------------------------------------------------
 
 
-def dumps_framed(
-    value: Any,
-    dialect: DialectLike = "godot4",
-    *,
-    full_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> bytes:
+@takes(WriteOptions)
+def dumps_framed(value: Any, dialect: DialectLike = "godot4", **options: Unpack[WriteOptions]) -> bytes:
     """The bytes of ``store_var(value)`` / ``put_var(value)``: a u32 length, then the value."""
-    return frame_value(encoder_for(get_dialect(dialect), full_objects, max_depth), value, byteorder)
+    f = framing(dialect, options, WriteOptions)
+    return frame_value(f.encoder, value, f.byteorder)
 
 
-def decode_framed(
-    data: Buffer,
-    dialect: DialectLike = "godot4",
-    *,
-    offset: int = 0,
-    allow_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> tuple[Any, int]:
+@takes(ReadOptions)
+def decode_framed(data: Buffer, dialect: DialectLike = "godot4", *, offset: int = 0,
+                  **options: Unpack[ReadOptions]) -> tuple[Any, int]:
     """Decode the frame that starts at ``offset``; return ``(value, end)``, ``end`` being the next frame's offset."""
     view = data if isinstance(data, bytes) else memoryview(data).cast("B")
-    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return _decode_frame_at(view, offset, decoder, byteorder, length_limit(max_packet_size, byteorder))
+    f = framing(dialect, options, ReadOptions)
+    return _decode_frame_at(view, offset, f.decoder, f.byteorder, f.limit)
 
 
 def _decode_frame_at(view: bytes | memoryview, offset: int, decoder: Decoder, byteorder: str,
@@ -144,43 +239,29 @@ def _decode_frame_at(view: bytes | memoryview, offset: int, decoder: Decoder, by
     return decoder.decode(view, start, end)[0], end
 
 
-def loads_framed(
-    data: Buffer,
-    dialect: DialectLike = "godot4",
-    *,
-    allow_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> Any:
+@takes(ReadOptions)
+def loads_framed(data: Buffer, dialect: DialectLike = "godot4", **options: Unpack[ReadOptions]) -> Any:
     """Decode the first length-prefixed value, as one ``get_var`` call would.
 
     What follows the first frame is not looked at (use :func:`iter_framed` for
     every value).
     """
-    return decode_framed(data, dialect, allow_objects=allow_objects, byteorder=byteorder,
-                         max_packet_size=max_packet_size, max_depth=max_depth)[0]
+    return decode_framed(data, dialect, **options)[0]
 
 
-def iter_framed(
-    source: Buffer | IO[bytes],
-    dialect: DialectLike = "godot4",
-    *,
-    allow_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> Iterator[Any]:
+@takes(ReadOptions)
+def iter_framed(source: Buffer | IO[bytes], dialect: DialectLike = "godot4",
+                **options: Unpack[ReadOptions]) -> Iterator[Any]:
     """Every value of a file written by repeated ``store_var`` calls (bytes or a binary file).
 
     Stops at the end of the data when it falls between two frames; data that
     ends inside a frame raises :class:`FramingError`.
     """
-    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)  # options are checked now,
-    limit = length_limit(max_packet_size, byteorder)  # not at the first next()
+    f = framing(dialect, options, ReadOptions)  # options are checked now, not at the first next()
+    decoder, limit = f.decoder, f.limit
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _iter_buffer(source, decoder, byteorder, limit)
-    return _iter_file(source, decoder, byteorder, limit)
+        return _iter_buffer(source, decoder, f.byteorder, limit)
+    return _iter_file(source, decoder, f.byteorder, limit)
 
 
 def _iter_buffer(data: Buffer, decoder: Decoder, byteorder: str, limit: int) -> Iterator[Any]:
@@ -213,38 +294,24 @@ def _position(fp: IO[bytes]) -> int:
         return 0
 
 
-def write_framed(
-    fp: IO[bytes],
-    value: Any,
-    dialect: DialectLike = "godot4",
-    *,
-    full_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> int:
+@takes(WriteOptions)
+def write_framed(fp: IO[bytes], value: Any, dialect: DialectLike = "godot4", **options: Unpack[WriteOptions]) -> int:
     """``FileAccess.store_var``: write one length-prefixed value; return the bytes written."""
-    frame = dumps_framed(value, dialect, full_objects=full_objects, byteorder=byteorder, max_depth=max_depth)
+    frame = dumps_framed(value, dialect, **options)
     fp.write(frame)
     return len(frame)
 
 
-def read_framed(
-    fp: IO[bytes],
-    dialect: DialectLike = "godot4",
-    *,
-    allow_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> Any:
+@takes(ReadOptions)
+def read_framed(fp: IO[bytes], dialect: DialectLike = "godot4", **options: Unpack[ReadOptions]) -> Any:
     """``FileAccess.get_var``: read one length-prefixed value from a binary file.
 
     Raises ``EOFError`` at the end of the file (nothing left before the next
     frame), :class:`FramingError` when the file ends inside a frame; offsets in
     errors are file positions when the file can tell them.
     """
-    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return _read_frame(fp.read, _position(fp), decoder, byteorder, length_limit(max_packet_size, byteorder))[0]
+    f = framing(dialect, options, ReadOptions)
+    return _read_frame(fp.read, _position(fp), f.decoder, f.byteorder, f.limit)[0]
 
 
 # -- incremental (sans I/O) ----------------------------------------------------------
@@ -268,18 +335,10 @@ class FrameDecoder:
     its frame was consumed, so iterating again goes on with the next frame.
     """
 
-    def __init__(
-        self,
-        dialect: DialectLike = "godot4",
-        *,
-        allow_objects: bool = False,
-        byteorder: ByteOrder = "little",
-        max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-    ) -> None:
-        self._decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-        self._byteorder = byteorder
-        self._limit = length_limit(max_packet_size, byteorder)
+    @takes(ReadOptions)
+    def __init__(self, dialect: DialectLike = "godot4", **options: Unpack[ReadOptions]) -> None:
+        f = framing(dialect, options, ReadOptions)
+        self._decoder, self._byteorder, self._limit = f.decoder, f.byteorder, f.limit
         self._buffer = bytearray()
         self._pos = 0  # start of the first unread frame in self._buffer
         self._consumed = 0  # stream offset of self._buffer[self._pos]
@@ -345,15 +404,8 @@ class FrameDecoder:
 # -- blocking sockets ----------------------------------------------------------------
 
 
-def recv_value(
-    sock: _Receiver,
-    dialect: DialectLike = "godot4",
-    *,
-    allow_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> Any:
+@takes(ReadOptions)
+def recv_value(sock: _Receiver, dialect: DialectLike = "godot4", **options: Unpack[ReadOptions]) -> Any:
     """``StreamPeerTCP.get_var`` on a blocking socket: one framed value.
 
     Keeps calling ``recv`` until the frame is whole (a recv may return any
@@ -361,25 +413,18 @@ def recv_value(
     :class:`FramingError` when it closed inside one.  Error offsets count from
     the start of this frame (:class:`VariantSocket` counts from the connection's).
     """
-    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return _read_frame(sock.recv, 0, decoder, byteorder, length_limit(max_packet_size, byteorder))[0]
+    f = framing(dialect, options, ReadOptions)
+    return _read_frame(sock.recv, 0, f.decoder, f.byteorder, f.limit)[0]
 
 
-def send_value(
-    sock: _Sender,
-    value: Any,
-    dialect: DialectLike = "godot4",
-    *,
-    full_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> int:
+@takes(WriteOptions)
+def send_value(sock: _Sender, value: Any, dialect: DialectLike = "godot4", **options: Unpack[WriteOptions]) -> int:
     """``StreamPeerTCP.put_var`` on a blocking socket; return the bytes sent.
 
     ``sendall`` keeps sending until the kernel took every byte, however many
     each underlying ``send`` accepted.
     """
-    frame = dumps_framed(value, dialect, full_objects=full_objects, byteorder=byteorder, max_depth=max_depth)
+    frame = dumps_framed(value, dialect, **options)
     sock.sendall(frame)
     return len(frame)
 
@@ -394,28 +439,18 @@ class VariantSocket:
     frame the connection is out of step and should be closed.
     """
 
-    def __init__(
-        self,
-        sock: socket.socket,
-        dialect: DialectLike = "godot4",
-        *,
-        allow_objects: bool = False,
-        full_objects: bool = False,
-        byteorder: ByteOrder = "little",
-        max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-    ) -> None:
+    @takes(Options)
+    def __init__(self, sock: socket.socket, dialect: DialectLike = "godot4", **options: Unpack[Options]) -> None:
+        f = framing(dialect, options, Options)
         self.socket = sock
-        self.dialect = get_dialect(dialect)
-        self._decoder = decoder_for(self.dialect, allow_objects, max_depth)
-        self._encoder = encoder_for(self.dialect, full_objects, max_depth)
-        self._byteorder = byteorder
-        self._limit = length_limit(max_packet_size, byteorder)
+        self.dialect = f.dialect
+        self._decoder, self._encoder = f.decoder, f.encoder
+        self._byteorder, self._limit = f.byteorder, f.limit
         self.received = 0  # bytes received as whole frames
 
     @classmethod
     def connect(cls, address: tuple[str, int], dialect: DialectLike = "godot4", *, timeout: float | None = None,
-                **options: Any) -> VariantSocket:
+                **options: Unpack[Options]) -> VariantSocket:
         """Open a TCP connection (``socket.create_connection``) and wrap it."""
         return cls(socket.create_connection(address, timeout=timeout), dialect, **options)
 
@@ -474,12 +509,8 @@ async def _read_frame_async(reader: asyncio.StreamReader, base: int, decoder: De
     return _decode_payload(payload, decoder, base + PREFIX_SIZE), PREFIX_SIZE + len(payload)
 
 
-async def read_frame(
-    reader: asyncio.StreamReader,
-    *,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-) -> bytes:
+@takes(_FrameOptions)
+async def read_frame(reader: asyncio.StreamReader, **options: Unpack[_FrameOptions]) -> bytes:
     """The payload of one frame from an asyncio stream, not decoded.
 
     For decoding somewhere else than the event loop (a worker thread) with
@@ -488,18 +519,13 @@ async def read_frame(
     :class:`FramingError` for a length over ``max_packet_size`` or a stream
     that ends inside a frame), but never a plain DecodeError.
     """
-    return await _read_payload_async(reader, 0, byteorder, length_limit(max_packet_size, byteorder))
+    f = framing("godot4", options, _FrameOptions)
+    return await _read_payload_async(reader, 0, f.byteorder, f.limit)
 
 
-async def read_value(
-    reader: asyncio.StreamReader,
-    dialect: DialectLike = "godot4",
-    *,
-    allow_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> Any:
+@takes(ReadOptions)
+async def read_value(reader: asyncio.StreamReader, dialect: DialectLike = "godot4",
+                     **options: Unpack[ReadOptions]) -> Any:
     """One framed value from an asyncio stream (``StreamPeerTCP.put_var`` on the other end).
 
     ``EOFError`` when the stream ended between values, :class:`FramingError`
@@ -507,25 +533,19 @@ async def read_value(
     plain DecodeError means the frame was consumed and the next can be read.
     Error offsets count from the start of this frame.
     """
-    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    return (await _read_frame_async(reader, 0, decoder, byteorder, length_limit(max_packet_size, byteorder)))[0]
+    f = framing(dialect, options, ReadOptions)
+    return (await _read_frame_async(reader, 0, f.decoder, f.byteorder, f.limit))[0]
 
 
-async def read_values(
-    reader: asyncio.StreamReader,
-    dialect: DialectLike = "godot4",
-    *,
-    allow_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> AsyncIterator[Any]:
+@takes(ReadOptions)
+async def read_values(reader: asyncio.StreamReader, dialect: DialectLike = "godot4",
+                      **options: Unpack[ReadOptions]) -> AsyncIterator[Any]:
     """``async for value in read_values(reader)``: values until the stream ends between two.
 
     Error offsets count from the first byte this iterator read.
     """
-    decoder = decoder_for(get_dialect(dialect), allow_objects, max_depth)
-    limit = length_limit(max_packet_size, byteorder)
+    f = framing(dialect, options, ReadOptions)
+    decoder, byteorder, limit = f.decoder, f.byteorder, f.limit
     pos = 0
     while True:
         try:
@@ -536,22 +556,15 @@ async def read_values(
         yield value
 
 
-async def write_value(
-    writer: asyncio.StreamWriter,
-    value: Any,
-    dialect: DialectLike = "godot4",
-    *,
-    full_objects: bool = False,
-    byteorder: ByteOrder = "little",
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    drain: bool = True,
-) -> int:
+@takes(WriteOptions)
+async def write_value(writer: asyncio.StreamWriter, value: Any, dialect: DialectLike = "godot4", *,
+                      drain: bool = True, **options: Unpack[WriteOptions]) -> int:
     """Send one framed value (what ``StreamPeerTCP.get_var`` reads); return its size.
 
     Waits for ``writer.drain()`` unless ``drain=False``, so a slow reader
     pushes back instead of filling memory.
     """
-    frame = dumps_framed(value, dialect, full_objects=full_objects, byteorder=byteorder, max_depth=max_depth)
+    frame = dumps_framed(value, dialect, **options)
     writer.write(frame)
     if drain:
         await writer.drain()
@@ -561,37 +574,27 @@ async def write_value(
 # -- datagrams -----------------------------------------------------------------------
 
 
-def encode_packet(
-    value: Any,
-    dialect: DialectLike = "godot4",
-    *,
-    full_objects: bool = False,
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> bytes:
+@takes(_PacketWriteOptions)
+def encode_packet(value: Any, dialect: DialectLike = "godot4", **options: Unpack[_PacketWriteOptions]) -> bytes:
     """The datagram ``PacketPeer.put_var`` sends (UDP, ENet, WebSocket): the value, no length.
 
     Like the engine (``encode_buffer_max_size``), refuses a value whose
     encoding is larger than ``max_packet_size``.
     """
-    data = encoder_for(get_dialect(dialect), full_objects, max_depth).encode(value)
-    if len(data) > max_packet_size:
-        raise EncodeError(f"encoded value is {len(data)} bytes, more than max_packet_size ({max_packet_size})")
+    f = framing(dialect, options, _PacketWriteOptions)
+    data = f.encoder.encode(value)
+    if len(data) > f.max_packet_size:
+        raise EncodeError(f"encoded value is {len(data)} bytes, more than max_packet_size ({f.max_packet_size})")
     return data
 
 
-def decode_packet(
-    packet: Buffer,
-    dialect: DialectLike = "godot4",
-    *,
-    allow_objects: bool = False,
-    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> Any:
+@takes(_PacketReadOptions)
+def decode_packet(packet: Buffer, dialect: DialectLike = "godot4", **options: Unpack[_PacketReadOptions]) -> Any:
     """``PacketPeer.get_var``: one datagram is one value (bytes after it are ignored, as the engine does)."""
-    if len(packet) > max_packet_size:
-        raise DecodeError(0, f"packet of {len(packet)} bytes is larger than max_packet_size ({max_packet_size})")
-    return decoder_for(get_dialect(dialect), allow_objects, max_depth).decode(packet)[0]
+    f = framing(dialect, options, _PacketReadOptions)
+    if len(packet) > f.max_packet_size:
+        raise DecodeError(0, f"packet of {len(packet)} bytes is larger than max_packet_size ({f.max_packet_size})")
+    return f.decoder.decode(packet)[0]
 
 
 # -- StreamPeer primitives over asyncio ------------------------------------------------------

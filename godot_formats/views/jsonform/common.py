@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Union
 
 from ...core import types as t
-from ...core.dialects import TYPE_NAMES
 from ...core.errors import JSONFormatError
+from ...core.registry import Family, TypeSpec, for_each_row
 from ...core.switches import F32, F64, I32, I64, REAL
 from .numbers import _kind
 
@@ -23,7 +23,18 @@ _OBJECT_ID = t.EncodedObjectAsID.__name__
 
 # -- container types -------------------------------------------------------------------
 
-_BUILTIN_NAMES = frozenset(TYPE_NAMES) - {"Object", "Nil"}
+#: The types a typed container may name as a builtin: every Godot 4 type but Nil and Object
+#: (typed containers are Godot 4's).
+_BUILTIN_NAMES: set[str] = set()
+#: ... and Object, which names a class or script beside it.
+_TYPE_NAMES: set[str] = {"Nil", "Object"}
+
+
+@for_each_row
+def _add_row(spec: TypeSpec) -> None:
+    if 4 in spec.majors and spec.family not in (Family.NIL, Family.OBJECT):
+        _BUILTIN_NAMES.add(spec.name)
+        _TYPE_NAMES.add(spec.name)
 
 
 def _container_type_json(ct: t.ContainerType | None) -> JSONValue:
@@ -64,7 +75,7 @@ def _container_type_value(obj: Any, path: str) -> t.ContainerType | None:
         cls, script = obj.get("class_name"), obj.get("script")
         if extra or not isinstance(cls, (str, type(None))) or not isinstance(script, (str, type(None))):
             raise JSONFormatError("a container type object holds builtin, class_name and script strings", path)
-        if obj["builtin"] not in TYPE_NAMES:
+        if obj["builtin"] not in _TYPE_NAMES:
             raise JSONFormatError(f"unknown builtin type {obj['builtin']!r}", path)
         return t.ContainerType(obj["builtin"], cls, script)
     raise JSONFormatError(f"a container type is a type name, class name or res:// path, not {_kind(obj)}", path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import EncodeError
-from ...core.registry import REGISTRY, Family, TypeSpec, spec_for
+from ...core.registry import Family, TypeSpec, for_each_row, spec_for
 
 MASK64 = (1 << 64) - 1
 
@@ -20,7 +20,13 @@ MAX_KEY_DEPTH = 200
 
 #: The names a typed container may give as its element type: Godot 4's types, Nil
 #: excepted (a container of anything says ``Variant``), since typed containers are Godot 4's.
-CONTAINER_ELEMENT_TYPES = frozenset(s.name for s in REGISTRY if 4 in s.majors and s.family is not Family.NIL)
+CONTAINER_ELEMENT_TYPES: set[str] = set()
+
+
+@for_each_row
+def _add_row(spec: TypeSpec) -> None:
+    if 4 in spec.majors and spec.family is not Family.NIL:
+        CONTAINER_ELEMENT_TYPES.add(spec.name)
 
 
 def spec_of(value: Any) -> TypeSpec:

@@ -17,7 +17,7 @@ from ...core.codec import DEFAULT_MAX_DEPTH
 from ...core.dialects import Dialect, get_dialect
 from ...core.errors import TextDecodeError
 from ...core.keys import KeyRules, Memo, python_keys_agree
-from ...core.registry import REGISTRY, Family, TypeSpec
+from ...core.registry import Family, TypeSpec, for_each_row
 from ...core.switches import F32, F64, I32, I64, REAL, U8
 from .common import CONTAINER_ELEMENT_TYPES, MASK64, MAX_KEY_DEPTH, _wrap
 from .floats import _to_f32
@@ -221,11 +221,19 @@ def _text_names(spec: TypeSpec) -> Iterator[str]:
 
 
 #: Math constructors: every name the engines read -> (row, number of arguments).
-_CONSTRUCTORS: dict[str, tuple[TypeSpec, int]] = {
-    name: (spec, spec.count) for spec in REGISTRY if spec.family is Family.MATH for name in _text_names(spec)}
+_CONSTRUCTORS: dict[str, tuple[TypeSpec, int]] = {}
 #: Packed array constructors, PackedStringArray's included: every name the engines read -> row.
-_PACKED_NAMES: dict[str, TypeSpec] = {
-    name: spec for spec in REGISTRY if spec.family in (Family.PACKED, Family.STRINGS) for name in _text_names(spec)}
+_PACKED_NAMES: dict[str, TypeSpec] = {}
+
+
+@for_each_row
+def _add_row(spec: TypeSpec) -> None:
+    if spec.family is Family.MATH:
+        _CONSTRUCTORS.update((name, (spec, spec.count)) for name in _text_names(spec))
+    elif spec.family in (Family.PACKED, Family.STRINGS):
+        _PACKED_NAMES.update((name, spec) for name in _text_names(spec))
+
+
 _KEYWORDS: dict[str, Any] = {"true": True, "false": False, "null": None, "nil": None}
 #: How a number in an integer packed array becomes its element: C's conversion to the element type.
 _INT_ELEMENTS: dict[str | None, _Fn[[Any], int]] = {

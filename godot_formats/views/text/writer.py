@@ -10,7 +10,7 @@ from typing import Any, Union
 from ...core import types as t
 from ...core.dialects import Dialect, get_dialect
 from ...core.errors import EncodeError
-from ...core.registry import INT32_MAX, INT32_MIN, REGISTRY, Family, TypeSpec
+from ...core.registry import INT32_MAX, INT32_MIN, Family, TypeSpec, for_each_row
 from ...core.switches import I32, I64, U8
 from .common import CONTAINER_ELEMENT_TYPES, MASK64, _wrap, spec_of
 from .order import _Order
@@ -359,7 +359,12 @@ _BY_FAMILY: dict[Family, _Write] = {
 #: but text, which marks it ``&"..."``.  (Its row has no ``text`` printer to say so yet.)
 _OWN_WRITERS: dict[str, _Write] = {"StringName": _Writer.write_string_name}
 #: Every row's writer, looked up once per value (``spec_for`` maps a subclass to its row).
-_WRITERS: dict[TypeSpec, _Write] = {spec: _OWN_WRITERS.get(spec.name) or _BY_FAMILY[spec.family] for spec in REGISTRY}
+_WRITERS: dict[TypeSpec, _Write] = {}
+
+
+@for_each_row
+def _add_row(spec: TypeSpec) -> None:
+    _WRITERS[spec] = _OWN_WRITERS.get(spec.name) or _BY_FAMILY[spec.family]
 
 
 def to_text(value: Any, dialect: str | Dialect = "godot4", *, version: str | None = None) -> str:
