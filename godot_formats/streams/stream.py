@@ -36,6 +36,7 @@ is the I/O around them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import io
 import socket
@@ -128,9 +129,12 @@ class _FrameOptions(_Order, _Size, total=False):
     pass
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Framing:
-    """One call's options, checked: every keyword's default is stated here and nowhere else."""
+    """One call's options, checked: every keyword's default is stated here and nowhere else.
+
+    Made once per distinct set of options (:func:`framing` remembers them), with the codec and the
+    length limit they give, so a call costs one dict lookup more than a hand-written signature."""
 
     dialect: Dialect
     allow_objects: bool = False
@@ -139,30 +143,46 @@ class Framing:
     max_packet_size: int = DEFAULT_MAX_PACKET_SIZE
     max_depth: int = DEFAULT_MAX_DEPTH
 
-    @property
+    @functools.cached_property
     def decoder(self) -> Decoder:
         return decoder_for(self.dialect, self.allow_objects, self.max_depth)
 
-    @property
+    @functools.cached_property
     def encoder(self) -> Encoder:
         return encoder_for(self.dialect, self.full_objects, self.max_depth)
 
-    @property
+    @functools.cached_property
     def limit(self) -> int:
         """The largest length a prefix may announce (``framing.length_limit``)."""
         return length_limit(self.max_packet_size, self.byteorder)
 
 
 _DEFAULTS = {f.name: f.default for f in attrs.fields(Framing) if f.name != "dialect"}
+#: The options of recent calls, checked: (dialect, accepted, options) -> their Framing.
+_MADE: dict[tuple[Any, ...], Framing] = {}
 
 
 def framing(dialect: DialectLike, options: Mapping[str, Any], accepted: type = Options) -> Framing:
     """The options of one call, as :class:`Framing`; a keyword not in ``accepted`` is a TypeError,
     as Python's own for an unexpected keyword argument."""
+    d = get_dialect(dialect)  # by name each time: a name may be registered again to another dialect
+    try:
+        key = (d, accepted, *options.items())
+        return _MADE[key]
+    except (KeyError, TypeError):  # new options, or a value that cannot be a key (then it is refused below)
+        pass
     unknown = [k for k in options if k not in accepted.__annotations__]
     if unknown:
         raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
-    return Framing(get_dialect(dialect), **options)
+    made = Framing(d, **options)
+    made.limit  # noqa: B018  (checks max_packet_size and byteorder now, before the call does any work)
+    if len(_MADE) >= 256:
+        _MADE.clear()
+    try:
+        _MADE[key] = made
+    except TypeError:
+        pass
+    return made
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
