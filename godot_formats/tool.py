@@ -33,7 +33,8 @@ from .layers.files import write_atomic as write_atomic
 from .layers.files import write_target as write_target
 
 #: Subcommand modules in godot_formats.commands, in the order --help lists them.
-COMMANDS = ("dump", "load", "explain", "convert", "detect", "unwrap", "wrap", "edit", "set", "conformance", "engine")
+COMMANDS = ("dump", "load", "explain", "convert", "detect", "scan", "unwrap", "wrap", "edit", "set", "conformance",
+            "engine")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

@@ -250,3 +250,40 @@ def test_the_code_is_real_and_runs_only_when_told(capsys: pytest.CaptureFixture[
     assert code == 1 and not marker.exists()
     run_cli(capsys, "engine", "decode", str(blob), "--engine", "godot3", "--allow-objects", "--run-embedded-code")
     assert marker.exists()
+
+
+# --- engine run: the engine runs a script with the user's files in its project ----------------------
+
+RES = FIXTURES / "resources"
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(G3 is not None, reason=str(G3))
+def test_engine_run_loads_a_resource_save_in_godot3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "load.gd"
+    script.write_text('extends SceneTree\nfunc _init():\n\tvar r = ResourceLoader.load("res://save.res", "", true)\n'
+                      '\tprint("@@", var2str(r.get("level")), " ", var2str(r.get("pool")))\n\tquit()\n')
+    code, out, _ = run_cli(capsys, "engine", "run", "--engine", "godot3", str(script), str(RES / "godot3/save.res"),
+                           str(RES / "godot3/save_data.gd"), str(RES / "godot3/inner.gd"))
+    assert code == 0 and "@@12 PoolIntArray( 1, 2, 3 )" in out
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(G4 is not None, reason=str(G4))
+def test_engine_run_loads_a_resource_save_in_godot4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "load.gd"
+    script.write_text('extends Node\nfunc _ready():\n\tvar r = ResourceLoader.load("res://save.res", "", '
+                      'ResourceLoader.CACHE_MODE_IGNORE)\n\tprint("@@", var_to_str(r.get("v4")))\n'
+                      '\tget_tree().quit()\n')
+    code, out, _ = run_cli(capsys, "engine", "run", "--engine", "godot4", str(script), str(RES / "godot4/save.res"),
+                           str(RES / "godot4/save_data.gd"), str(RES / "godot4/inner.gd"))
+    assert code == 0 and "@@Vector4(1, 2, 3, 4)" in out
+
+
+def test_engine_run_refuses_a_save_that_would_run_its_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused before any engine starts (so this runs without one): the scan finds the script."""
+    script = tmp_path / "load.gd"
+    script.write_text("extends SceneTree\nfunc _init():\n\tquit()\n")
+    code, _, err = run_cli(capsys, "engine", "run", "--engine", "godot3", str(script),
+                           str(RES / "hostile/godot3/emb_nested_c.res"))
+    assert code == 1 and ("--run-embedded-code" in err or "not installed" in err or "godot3" in err)

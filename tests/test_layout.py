@@ -80,7 +80,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("detection", ("saves.detection",)),
     ("reading", ("saves.reading",)),
     ("conversion and calls", ("saves.conversion", "api")),
-    ("save files", ("saves.savefile", "saves.fileaccess", "saves")),
+    ("save files", ("saves.savefile", "saves.fileaccess", "saves", "resources")),
     ("command line and engines", ("tool", "commands", "__main__", "oracle", "conformance", "_old_paths", "")),
 ]
 

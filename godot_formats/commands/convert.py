@@ -63,6 +63,8 @@ def add_parser(subparsers: Any) -> None:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", metavar="OUT", help="output file (one input file only; '-' for stdout)")
     out.add_argument("--out-dir", metavar="DIR", help="write outputs here, keeping the folder layout of each input")
+    parser.add_argument("--format", choices=("text", "binary"),
+                        help="for resource saves (.tres, .res): write this form (default: the input's)")
     parser.add_argument("--policy", choices=POLICIES, default="strict",
                         help="strict: refuse any loss; lossy: apply the documented downgrades (default: %(default)s)")
     parser.add_argument("--framing", choices=FRAMINGS, default="auto",
@@ -244,6 +246,9 @@ def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, li
     from ..saves.savefile import open as open_file
     from .common import describe_layers, located
 
+    resource = _convert_resource(data, args)
+    if resource is not None:
+        return resource
     password, key = credentials(args)
     try:
         sf = open_file(data, password=password, key=key, dialect=None if args.source == "auto" else args.source,
@@ -262,6 +267,23 @@ def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, li
         how += f", {len(sf.values)} store_var record(s)" + (", big-endian lengths" if sf.byteorder == "big" else "")
     if sf.also:
         how += f" (the bytes also read as {', '.join(sf.also)}: same result)"
+    return out, how, losses
+
+
+def _convert_resource(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]] | None:
+    """A resource save (``.tres``/``.res``) converted, in ``--format`` (default: its own); None for
+    anything else."""
+    from ..resources import open_resource, resource_form
+
+    if resource_form(data) not in ("binary", "text"):
+        if getattr(args, "format", None):
+            raise GodotFormatsError("--format applies to resource saves (.tres, .res) only")
+        return None
+    rf = open_resource(data)
+    form = getattr(args, "format", None) or rf.format
+    converted, losses = rf.convert(args.to, policy=args.policy)
+    out = converted.to_bytes(format=form)
+    how = f"resource, Godot {rf.engine} {rf.format} -> {args.to} {form}"
     return out, how, losses
 
 

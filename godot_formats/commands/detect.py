@@ -43,7 +43,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 @attrs.define
-class Finding:
+class DetectVerdict:
     """What ``detect`` says of one file: the verdict, its layers (as data and in words), the ranked
     readings of the bytes inside them, and whether the file fails (exit status 1)."""
 
@@ -54,7 +54,7 @@ class Finding:
     failed: bool = False
 
 
-def examine(data: bytes, args: argparse.Namespace) -> Finding:
+def examine(data: bytes, args: argparse.Namespace) -> DetectVerdict:
     """The one reading of a file (:mod:`godot_formats.reading`, as every command makes it), in words."""
     from ..saves.reading import LAYER_BY_NAME, peel, read_peeled
     from ..saves.savefile import SaveFile
@@ -65,7 +65,7 @@ def examine(data: bytes, args: argparse.Namespace) -> Finding:
         peeled = peel(data, password=password, key=key)
     except DecodeError as e:  # an encrypted file without its password, a damaged layer
         message = one_line(located(e))
-        return Finding(f"unknown (cannot look inside: {message})", {"error": message},
+        return DetectVerdict(f"unknown (cannot look inside: {message})", {"error": message},
                        f"cannot look inside: {message}", [], True)
     info: dict[str, Any] = {name: getattr(layer, "mode_name", None) or f"godot{layer.version}"
                             for name, layer in peeled.infos.items()}
@@ -74,19 +74,43 @@ def examine(data: bytes, args: argparse.Namespace) -> Finding:
         reading = read_peeled(peeled, allow_objects=True, thorough=True)
     except AmbiguousDialectError as e:
         words = ", ".join(outside + ["the dialect (and so the framing) depends on the reading"])
-        return Finding(verdict(e.ranked) if e.ranked else f"ambiguous: {' | '.join(e.candidates)}", info, words,
+        return DetectVerdict(verdict(e.ranked) if e.ranked else f"ambiguous: {' | '.join(e.candidates)}", info, words,
                        e.ranked)
+    except NotBinaryError as e:
+        if e.kind == "resource":
+            return _resource_verdict(data, info, outside)
+        return DetectVerdict(f"not binary: {one_line(located(e))}", info, ", ".join(outside) or "none", [], True)
     except DecodeError as e:
         ranked = e.ranked if isinstance(e, DamagedFileError) else []
         message = one_line(located(e))
         kind = "not binary" if isinstance(e, NotBinaryError) else "unknown (no engine dialect reads it completely)" \
             if isinstance(e, DamagedFileError) and e.explained == 0 else "damaged"
-        return Finding(f"{kind}: {message}", info, ", ".join(outside) or "none", ranked, True)
+        return DetectVerdict(f"{kind}: {message}", info, ", ".join(outside) or "none", ranked, True)
     sf = SaveFile.from_reading(reading, allow_objects=True)
     info.update(sf.layers)
     info["read"] = True
     said = verdict(reading.candidates) if reading.candidates else reading.dialect.name
-    return Finding(said, info, describe_layers(sf), reading.candidates)
+    return DetectVerdict(said, info, describe_layers(sf), reading.candidates)
+
+
+def _resource_verdict(data: bytes, info: dict[str, Any], outside: list[str]) -> DetectVerdict:
+    """A resource save: its engine and format, as its header says (godot_formats.resources)."""
+    from ..resources import open_resource
+    from .common import located
+
+    try:
+        rf = open_resource(data)
+    except DecodeError as e:
+        message = one_line(located(e))
+        return DetectVerdict(f"damaged resource file: {message}", info, ", ".join(outside) or "none", [], True)
+    said = (f"resource: Godot {rf.engine} {rf.format} format {rf.version}"
+            f"{' (' + rf.compressed + ')' if rf.compressed else ''}{', big-endian' if rf.big_endian else ''}")
+    info.update(resource={"engine": rf.engine, "format": rf.format, "version": rf.version,
+                          "compressed": rf.compressed, "big_endian": rf.big_endian, "type": rf.main.type})
+    holds = (f"a {rf.main.type} with {len(rf.resources)} sub-resource(s) and {len(rf.external)} external "
+             "reference(s) (`godot-formats scan` checks it for code)")
+    words = ", ".join([*outside, holds])
+    return DetectVerdict(said, info, words, [])
 
 
 def verdict(candidates: list[Candidate]) -> str:

@@ -122,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     from .common import TEXT_HEADER, header_of
 
     data = read_input(args.file)
+    if _dump_resource(data, args):
+        return 0
     sf, values = _open(data, args)
     header = None if args.no_header or args.form == "tree" else header_of(sf)
     if args.form == "text":
@@ -139,6 +141,26 @@ def run(args: argparse.Namespace) -> int:
     # Written as it is made: the tree of a large file is never held whole.
     out.writelines(piece + "\n" for piece in render_lines(values, sf.dialect, args))
     return 0
+
+
+def _dump_resource(data: bytes, args: argparse.Namespace) -> bool:
+    """A resource save (``.tres``/``.res``) shown as its ``.tres`` text, JSON or a tree; False for
+    anything else."""
+    from ..resources import open_resource, resource_form
+    from ..resources.views import resource_json, resource_tree
+
+    if resource_form(data) not in ("binary", "text"):
+        return False
+    rf = open_resource(data)
+    if args.form == "json":
+        sys.stdout.write(json.dumps(resource_json(rf), indent=None if args.compact else 2) + "\n")
+    elif args.form == "tree":
+        sys.stdout.writelines(line + "\n" for line in resource_tree(rf, max_elements=args.max_elements or None))
+    else:
+        sys.stdout.write(rf.to_bytes(format="text", allow_scripts=True).decode("utf-8"))
+    for note in rf.notes:
+        print(f"godot-formats dump: note: {note}", file=sys.stderr)
+    return True
 
 
 def _check_text_keeps(values: list[Any], d: Dialect) -> None:

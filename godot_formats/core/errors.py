@@ -11,8 +11,8 @@ from __future__ import annotations
 __all__ = ["GodotFormatsError", "quoted", "QUOTED", "DecodeError", "EncodeError", "ConversionError",
            "AmbiguousDialectError", "DamagedFileError", "NotBinaryError", "LostRecord",
            "FramingError", "SizeLimitError", "WrongPasswordError", "PasswordRequiredError", "InvalidKeyError",
-           "TextDecodeError", "JSONFormatError", "FileChangedError", "DetailedError", "EngineError", "UsageError",
-           "AdapterError", "OracleError"]
+           "TextDecodeError", "ResourceFormatError", "JSONFormatError", "FileChangedError", "DetailedError",
+           "EngineError", "UsageError", "AdapterError", "OracleError"]
 
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -110,7 +110,8 @@ class DamagedFileError(DecodeError):
 
 
 class NotBinaryError(DecodeError):
-    """Text where bytes were expected: ``kind`` says which (``configfile``, ``var2str``, ``json``, ``text``)."""
+    """Not ``var_to_bytes``/``store_var`` data: ``kind`` says what instead (``configfile``, ``var2str``, ``json``,
+    ``text``, or ``resource``: a resource save, which :mod:`godot_formats.resources` reads)."""
 
     def __init__(self, kind: str, reason: str) -> None:
         self.kind = kind
@@ -194,6 +195,15 @@ class TextDecodeError(DecodeError):
         self.line = text.count("\n", 0, offset) + 1
         self.column = offset - (text.rfind("\n", 0, offset) + 1) + 1
         ValueError.__init__(self, f"at character {offset} (line {self.line}, column {self.column}): {reason}")
+
+
+class ResourceFormatError(TextDecodeError):
+    """A text resource file (``.tres``) that is not one: a scene (``[gd_scene]``), a tag out of its
+    place, a reference to a resource the file does not define, a value that does not parse ...
+
+    It is a :class:`TextDecodeError` about the whole file, so ``line`` and ``column`` point at the
+    spot; every error a ``.tres`` reader raises is one, whichever part of the file was wrong.
+    """
 
 
 class JSONFormatError(GodotFormatsError):

@@ -98,6 +98,7 @@ def _run_engine(script: str, files: Mapping[str, bytes], timeout: float, what: s
     exe = _require()
     with tempfile.TemporaryDirectory(prefix="godot-formats-g3-") as tmp:
         for name, data in files.items():
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
             (Path(tmp) / name).write_bytes(data)
         (Path(tmp) / "run.gd").write_text(script, encoding="utf-8")
         # The engine logs a locale error under LANG=C; HOME and XDG keep user:// in tmp.
@@ -250,6 +251,14 @@ def run_script(script_text: str, *, timeout: float = 120.0, raw: bool = False) -
         raise OracleError(f"godot3 run failed (exit status {p.returncode})\n--- stderr ---\n{tail(p.stderr)}"
                           + (f"\n--- stdout ---\n{tail(p.stdout)}" if p.stdout.strip() else ""))
     return p.stdout if raw else _BANNER.sub("", p.stdout, count=1)
+
+
+def run_project(script_text: str, files: Mapping[str, bytes], *,
+                timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    """Run an ``extends SceneTree`` script (``godot3-server -s``) in a project holding ``files``
+    (project path -> bytes: ``res://name``); the engine's exit status, stdout and stderr."""
+    project = {"project.godot": b'config_version=4\n\n[application]\n\nconfig/name="godot-formats"\n', **files}
+    return _run_engine(script_text, project, timeout, "godot3 run", abort=_INIT_ERROR)
 
 
 def run_raw(script_text: str, *, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:

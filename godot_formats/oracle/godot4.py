@@ -142,16 +142,20 @@ def _engine_version() -> tuple[int, int, int]:
 
 
 def _game(main_script: str, extra: Mapping[str, str]) -> bytes:
-    files = {
+    files = {**_game_files(main_script), **extra}
+    return build_pck({k: v.encode("utf-8") for k, v in files.items()}, _engine_version())
+
+
+def _game_files(main_script: str) -> dict[str, str]:
+    """The project around a main scene whose script is ``main_script``."""
+    return {
         "project.godot": 'config_version=5\n\n[application]\n\nconfig/name="oracle"\n'
                          'run/main_scene="res://main.tscn"\n',
         ".godot/global_script_class_cache.cfg": "list=[]\n",
         "main.tscn": '[gd_scene load_steps=2 format=3]\n\n[ext_resource type="Script" path="res://main.gd" id="1"]\n\n'
                      '[node name="Main" type="Node"]\nscript = ExtResource("1")\n',
         "main.gd": main_script,
-        **extra,
     }
-    return build_pck({k: v.encode("utf-8") for k, v in files.items()}, _engine_version())
 
 
 def _file_texts(files: Files | None) -> dict[str, str]:
@@ -346,6 +350,13 @@ def run_lines(script_text: str, *, timeout: float = 120.0) -> _Run:
     return _run_engine(_game(script_text, {}), timeout, "godot4 run", abort=_NOT_LOADED)
 
 
+def run_project(script_text: str, files: Mapping[str, bytes], *, timeout: float = 120.0) -> _Run:
+    """Run an ``extends Node`` script as the main scene of a project holding ``files`` (project
+    path -> bytes, ``res://name``): every line it printed, and how it ended."""
+    pck = {k: v.encode("utf-8") for k, v in _game_files(script_text).items()}
+    return _run_engine(build_pck({**pck, **files}, _engine_version()), timeout, "godot4 run", abort=_NOT_LOADED)
+
+
 def run_script(script_text: str, *, timeout: float = 120.0, raw: bool = False) -> str:
     """Run an ``extends Node`` script that calls ``get_tree().quit()``; every line it printed."""
     r = run_lines(script_text, timeout=timeout)
@@ -360,4 +371,5 @@ def run_script(script_text: str, *, timeout: float = 120.0, raw: bool = False) -
     return out[: -len(_QUIT_NOISE)] if out.endswith(_QUIT_NOISE) else out
 
 
-__all__ = ["ENGINE_FILES", "available", "build_pck", "chromium", "decode", "encode", "run_lines", "run_script"]
+__all__ = ["ENGINE_FILES", "available", "build_pck", "chromium", "decode", "encode", "run_lines", "run_project",
+           "run_script"]

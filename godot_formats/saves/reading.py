@@ -323,6 +323,10 @@ def _text_kind(data: bytes) -> tuple[str, str] | None:
         return "json", ("JSON text, not binary Variants: `godot-formats load FILE -o OUT` writes the lossless "
                         "JSON of `dump --json` back as bytes")
     lines = [line for line in text.lstrip().splitlines() if line.strip() and not line.lstrip().startswith(";")]
+    if lines and lines[0].lstrip("\ufeff").startswith(("[gd_resource", "[gd_scene")):
+        return "resource", (f"a text resource ({lines[0].split()[0][1:]}, what ResourceSaver.save writes as .tres), "
+                            "not binary Variants: `gf.open_resource` reads it and `godot-formats scan` checks it "
+                            "for code, without loading it")
     if lines and _SECTION.fullmatch(lines[0].strip()):
         return "configfile", ("a ConfigFile text file (sections of key=value lines), not binary Variants: Godot "
                               "reads it with ConfigFile.load; its values are Godot text, which "
@@ -408,6 +412,11 @@ def read(file: FileLike, *, password: str | None = None, key: bytes | None = Non
                        max_size=max_size)
 
 
+#: The first bytes of a binary resource file (``.res``: RSRC, or RSCC when compressed), which
+#: godot_formats.resources reads: ``store_var`` data never starts so (a 1 GiB length, or type 0x52).
+RESOURCE_MAGICS = (b"RSRC", b"RSCC")
+
+
 def read_peeled(peeled: Peeled, *, dialect: str | Dialect | None = None, framing: str = "auto",
                 allow_objects: bool = False, salvage: bool = False,
                 max_size: int = DEFAULT_MAX_FILE_SIZE, thorough: bool = False) -> Reading:
@@ -415,6 +424,10 @@ def read_peeled(peeled: Peeled, *, dialect: str | Dialect | None = None, framing
 
     ``thorough``: rank every dialect's reading in ``candidates`` (what ``detect`` lists), not only
     what it takes to find the best one."""
+    if bytes(peeled.raw[:4]) in RESOURCE_MAGICS:
+        raise NotBinaryError("resource", f"a binary resource file ({bytes(peeled.raw[:4]).decode()}: what "
+                             "ResourceSaver.save writes as .res), not store_var data: `gf.open_resource` reads it "
+                             "and `godot-formats scan` checks it for code, without loading it")
     if framing not in FRAMINGS:
         raise ValueError(f"framing must be one of {', '.join(FRAMINGS)}, not {framing!r}")
     try:

@@ -14,6 +14,7 @@ from typing import Any
 from ...core import types as t
 from ...core.dialects import Dialect
 from ...core.errors import EncodeError
+from ...core.registry import spec_for
 from ...core.switches import REAL
 from .common import MAX_KEY_DEPTH, spec_of
 from .floats import _to_f32
@@ -86,6 +87,10 @@ class _Order:
         return type_id
 
     def leaf(self, value: Any) -> tuple[Any, ...]:
+        if spec_for(value) is None:
+            # A resource of a resource file as a key (its writer's ResourceEncoder writes it): an
+            # Object, which the engine orders by address; here it has no order, as a never-less type.
+            return self.type_index("Object"), _NEVER, None
         spec = spec_of(value)
         name = spec.name
         tid = self.type_index(name)

@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Callable as _Fn
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Union
 
 import attrs
 
@@ -263,6 +263,14 @@ class _ResourceRef:
     pos: int
 
 
+#: What a caller gives the parser to read resource references (``ExtResource(...)``,
+#: ``SubResource(...)``, ``Resource(...)``), which only a resource file (``.tres``) can resolve.
+#: Called with the constructor's name and its arguments as written (ints and strings); returns
+#: the value that stands there, or raises ``ValueError``, whose message the parser reports at the
+#: constructor (with the text's line and column).  This is the engine's ``ResourceParser``
+#: (``ext_func``, ``sub_func``, ``func``) as one callable.
+ResourceResolver = _Fn[[str, tuple[Union[int, str], ...]], Any]
+
 _NEED, _DONE = 0, 1
 
 
@@ -407,13 +415,17 @@ class _ObjectFrame(_Frame):
 class _Parser:
     """``VariantParser::parse_value`` for one value, with an explicit stack instead of recursion."""
 
-    def __init__(self, text: str, dialect: Dialect, max_depth: int) -> None:
+    def __init__(self, text: str, dialect: Dialect, max_depth: int, resources: ResourceResolver | None = None,
+                 start: int = 0) -> None:
         self.dialect = dialect
         self.godot3 = dialect.major == 3
         self.key_memo: Memo = {}  # identities of the containers used as keys so far
         self.scanner = _Scanner(text, self.godot3)
+        self.scanner.pos = start
         self.max_depth = max_depth
         self.height = 0  # container levels of the value just read (Dictionary keys are limited)
+        self.resources = resources
+        self.whole = True  # the value must be the whole text (False: read_value, text may follow)
 
     def parse(self) -> Any:
         s = self.scanner
@@ -442,9 +454,10 @@ class _Parser:
                     self.height = 1  # an empty container
                 want = False
             if not stack:
-                tok = s.peek()
-                if tok.kind != "eof":
-                    raise s.error(tok.pos, f"expected the end of the text after the value, found {describe(tok)}")
+                if self.whole:
+                    tok = s.peek()
+                    if tok.kind != "eof":
+                        raise s.error(tok.pos, f"expected the end of the text after the value, found {describe(tok)}")
                 self.check_plain(value, pos)
                 return value
             frame = stack[-1]
@@ -638,16 +651,52 @@ class _Parser:
         self.scanner.expect("(", f"'(' after {tok.value}")
         self.scanner.expect(")", f"')': {tok.value}() holds nothing in text")
 
-    def c_Resource(self, tok: _Tok) -> tuple[Any, None]:
+    def resource_args(self, tok: _Tok) -> tuple[str, ...]:
+        """The strings of ``Resource("path")`` or ``Resource("uid://...", "path")``, after the name."""
         s = self.scanner
         s.expect("(", "'(' after Resource")
-        path = s.expect("str", "a path string in Resource()").value
+        args = [s.expect("str", "a path string in Resource()").value]
         if s.peek().kind == ",":  # Resource("uid://...", "res://...")
             s.next()
-            second = s.expect("str", "a path string in Resource()").value
-            path = second if path.startswith("uid://") else path
+            args.append(s.expect("str", "a path string in Resource()").value)
         s.expect(")", "')' after the Resource path")
+        return tuple(args)
+
+    def c_Resource(self, tok: _Tok) -> tuple[Any, None]:
+        args = self.resource_args(tok)
+        if self.resources is not None:
+            return self.resolve(tok, args), None
+        path = args[1] if len(args) == 2 and args[0].startswith("uid://") else args[0]
         return _ResourceRef(path, tok.pos), None
+
+    def c_ExtResource(self, tok: _Tok) -> tuple[Any, None]:
+        return self.reference(tok), None
+
+    def c_SubResource(self, tok: _Tok) -> tuple[Any, None]:
+        return self.reference(tok), None
+
+    def reference(self, tok: _Tok) -> Any:
+        """``ExtResource(id)`` / ``SubResource(id)``: an id (a number in Godot 3, a string in Godot 4)
+        that only the resource file around the value knows, so the caller's resolver reads it."""
+        s = self.scanner
+        if self.resources is None:
+            raise s.error(tok.pos, f"{tok.value}() refers to a resource of a resource file (.tres): a value "
+                                   "alone cannot hold it (godot_formats.resources reads such files)")
+        s.expect("(", f"'(' after {tok.value}")
+        arg = s.next()
+        if arg.kind not in ("num", "str") or isinstance(arg.value, float):
+            raise s.error(arg.pos, f"expected an id (an integer or a string) in {tok.value}(), found {describe(arg)}")
+        s.expect(")", f"')' after the id of {tok.value}")
+        return self.resolve(tok, (arg.value,))
+
+    def resolve(self, tok: _Tok, args: tuple[int | str, ...]) -> Any:
+        assert self.resources is not None
+        try:
+            return self.resources(tok.value, args)
+        except TextDecodeError:
+            raise
+        except ValueError as e:
+            raise self.scanner.error(tok.pos, str(e)) from None
 
     def c_Object(self, tok: _Tok) -> tuple[Any, _Frame]:
         s = self.scanner
@@ -659,14 +708,26 @@ class _Parser:
     def container_type(self, allow_variant: bool) -> t.ContainerType | None:
         s = self.scanner
         tok = s.expect("ident", "a type name")
-        if tok.value == "Resource" and s.peek().kind == "(":
-            ref, _ = self.c_Resource(tok)
-            return t.ContainerType.of_script(ref.path)
+        if tok.value in _SCRIPT_REFERENCES and s.peek().kind == "(":
+            return t.ContainerType.of_script(self.script_path(tok))
         if tok.value == "Variant" and allow_variant:
             return None
         if tok.value in CONTAINER_ELEMENT_TYPES:
             return t.ContainerType(tok.value)
         return t.ContainerType.of_class(tok.value)
+
+    def script_path(self, tok: _Tok) -> str:
+        """The script of a typed container's type: ``Resource("path")``, or in a resource file the
+        ``ExtResource(id)`` the engine writes there, whose resolved value's ``path`` is kept."""
+        if tok.value == "Resource" and self.resources is None:
+            ref, _ = self.c_Resource(tok)
+            return str(ref.path)
+        script = self.c_Resource(tok)[0] if tok.value == "Resource" else self.reference(tok)
+        path = script if isinstance(script, str) else getattr(script, "path", None)
+        if not isinstance(path, str):
+            raise self.scanner.error(tok.pos, "a typed container's script must be a script file (a path), "
+                                              f"not {script!r:.60}")
+        return path
 
     def c_Array(self, tok: _Tok) -> tuple[Any, _Frame]:
         if not self.dialect.typed_arrays:
@@ -694,7 +755,12 @@ class _Parser:
         return None, _DictFrame(key_type, value_type, typed, wrapped=True)
 
 
-def from_text(text: str, dialect: str | Dialect = "godot4", *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+#: The constructors a typed container's script type may be written with (the last two in resource files).
+_SCRIPT_REFERENCES = frozenset({"Resource", "ExtResource", "SubResource"})
+
+
+def from_text(text: str, dialect: str | Dialect = "godot4", *, max_depth: int = DEFAULT_MAX_DEPTH,
+              resources: ResourceResolver | None = None) -> Any:
     """Read one value written in Godot's text format (what ``str2var`` / ``str_to_var`` read).
 
     Accepts everything :func:`to_text` writes for either engine family, and
@@ -702,7 +768,27 @@ def from_text(text: str, dialect: str | Dialect = "godot4", *, max_depth: int = 
     Godot 3 names (``Quat``, ``Transform``, ``PoolIntArray`` ...), ``inf``,
     ``nan``, ``inf_neg``, ``-inf.0``, ``#rrggbb`` colors and ``;`` comments.
     Bad text raises :class:`TextDecodeError` naming the character offset.
+    ``resources`` reads the resource references of a resource file (see :data:`ResourceResolver`);
+    without it ``ExtResource(...)`` and ``SubResource(...)`` are refused.
     """
     if not isinstance(text, str):
         raise TypeError(f"from_text() reads str, not {type(text).__name__}")
-    return _Parser(text, get_dialect(dialect), max_depth).parse()
+    return _Parser(text, get_dialect(dialect), max_depth, resources).parse()
+
+
+def read_value(text: str, start: int = 0, dialect: str | Dialect = "godot4", *,
+               max_depth: int = DEFAULT_MAX_DEPTH, resources: ResourceResolver | None = None) -> tuple[Any, int]:
+    """Read the one value that begins at ``text[start:]`` (after blanks and ``;`` comments) and
+    return it with the offset just past its last character; what follows is the caller's.
+
+    For formats that hold values among other text, as a resource file does (``name = value``
+    lines, ``[tag key=value]`` attributes): the parser works on ``text`` in place, so reading a
+    file value by value stays linear, and an error names the line and column in the whole text.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"read_value() reads str, not {type(text).__name__}")
+    parser = _Parser(text, get_dialect(dialect), max_depth, resources, start)
+    parser.whole = False
+    value = parser.parse()
+    s = parser.scanner
+    return value, s.pending.pos if s.pending is not None else s.pos

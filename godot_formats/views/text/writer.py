@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable as _Fn
 from collections.abc import Iterator
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from ...core import types as t
 from ...core.dialects import Dialect, get_dialect
 from ...core.errors import EncodeError
-from ...core.registry import INT32_MAX, INT32_MIN, Family, TypeSpec, for_each_row
+from ...core.registry import INT32_MAX, INT32_MIN, Family, TypeSpec, for_each_row, spec_for
 from ...core.switches import I32, I64, U8
-from .common import CONTAINER_ELEMENT_TYPES, MASK64, _wrap, spec_of
+from .common import CONTAINER_ELEMENT_TYPES, MASK64, _wrap
 from .order import _Order
 from .style import TextStyle, text_style
 
 _Pieces = Iterator[Union[str, tuple[Any, int]]]
+
+#: What a caller gives the writer to write what only a resource file (``.tres``) can hold: called
+#: with a value no type row stands for (a resource of the file: the caller's own classes), and
+#: with the :class:`~godot_formats.types.ContainerType` of a typed container whose elements are
+#: of a script class (the engine writes that script as a resource of the file too).  Returns the
+#: text that stands there (``ExtResource("1")``, ``SubResource( 2 )``), or None for "not mine":
+#: the writer's own behaviour then (an error for a value, ``Resource("path")`` for a script).
+#: It may raise :class:`~godot_formats.errors.EncodeError`.  The engine's ``p_encode_res_func``.
+ResourceEncoder = _Fn[[Any], Optional[str]]
+
 _END = object()  # "no value is being started", for the path in an error
 
 _C_ESCAPES = {
@@ -94,9 +105,12 @@ class _Writer:
     keeps a stack of them.
     """
 
-    def __init__(self, dialect: Dialect, style: TextStyle) -> None:
+    def __init__(self, dialect: Dialect, style: TextStyle, resources: ResourceEncoder | None = None,
+                 base64_bytes: bool = False) -> None:
         self.dialect = dialect
         self.style = style
+        self.resources = resources
+        self.base64_bytes = base64_bytes  # PackedByteArray("AQID"): a format 4 resource file's form
         self.order = _Order(dialect, style)
         self.open, self.close = ("( ", " )") if style.spaced else ("(", ")")
         self.names: dict[TypeSpec, str] = {}  # row -> what this text calls it (see name())
@@ -159,8 +173,17 @@ class _Writer:
         return name
 
     def piece(self, value: Any, depth: int) -> str | _Pieces:
-        spec = spec_of(value)
+        spec = spec_for(value)
+        if spec is None:
+            return self.foreign(value)
         return _WRITERS[spec](self, spec, value, depth)
+
+    def foreign(self, value: Any) -> str:
+        """A value no row stands for: the caller's resource encoder may know it, else it has no text."""
+        text = self.resources(value) if self.resources is not None else None
+        if text is None:
+            raise EncodeError(f"cannot write a {type(value).__name__} as text ({value!r:.60})")
+        return text
 
     # -- scalars
 
@@ -211,6 +234,9 @@ class _Writer:
     def write_packed(self, spec: TypeSpec, value: Any, depth: int) -> str:
         name = self.name(spec)
         component = spec.component
+        if component == U8 and self.base64_bytes:  # empty: PackedByteArray(), as the engine writes it
+            data = bytes(value)
+            return name + ('("' + base64.b64encode(data).decode("ascii") + '")' if data else "()")
         if component == U8:
             body = ", ".join(map(str, bytes(value)))  # bytes, bytearray or any memoryview: its raw bytes
         elif component in _INT_COMPONENTS:
@@ -233,7 +259,8 @@ class _Writer:
         if ct is None:
             return "Variant"
         if ct.script is not None:
-            return self.resource(ct.script)
+            text = self.resources(ct) if self.resources is not None else None
+            return text if text is not None else self.resource(ct.script)
         if ct.class_name is not None:
             return _class_name(ct.class_name)
         if ct.builtin not in CONTAINER_ELEMENT_TYPES or not self.dialect.has(ct.builtin):
@@ -367,13 +394,19 @@ def _add_row(spec: TypeSpec) -> None:
     _WRITERS[spec] = _OWN_WRITERS.get(spec.name) or _BY_FAMILY[spec.family]
 
 
-def to_text(value: Any, dialect: str | Dialect = "godot4", *, version: str | None = None) -> str:
+def to_text(value: Any, dialect: str | Dialect = "godot4", *, version: str | None = None,
+            resources: ResourceEncoder | None = None, base64_bytes: bool = False) -> str:
     """The text ``var2str`` (Godot 3 dialects) or ``var_to_str`` (Godot 4) returns for ``value``.
 
     ``version`` picks the text rules of one engine version (``"4.4"`` still
     printed 6-digit floats; 4.5 switched to Grisu2); by default the newest
     engine of the dialect.  Values the dialect cannot hold raise
     :class:`~godot_formats.errors.EncodeError`, as :func:`godot_formats.dumps` does.
+
+    A resource file's writer (``VariantWriter`` called by the ``.tres`` saver) differs in two
+    ways, which its caller asks for: ``resources`` writes its resource references (see
+    :data:`ResourceEncoder`), and ``base64_bytes`` writes a PackedByteArray as base64, as
+    Godot 4.3+ does in a ``format=4`` file (``var_to_str`` never does).
     """
     d = get_dialect(dialect)
-    return _Writer(d, text_style(d, version)).write(value)
+    return _Writer(d, text_style(d, version), resources, base64_bytes).write(value)

@@ -1,0 +1,753 @@
+"""Binary resource files: ``.res`` (magic ``RSRC``) and compressed ``.res`` (``RSCC``), read and
+written without loading anything they reference or running any script they hold.
+
+The layout (``ResourceLoaderBinary::open``/``load``, ``ResourceFormatSaverBinaryInstance::save``,
+3.x and 4.x; research in docs/resources.md)::
+
+    "RSRC"  u32 big_endian  u32 use_real64  u32 major  u32 minor  u32 format  string type
+    u64 import metadata offset
+    format >= 4: u32 flags, u64 uid, [string script_class if flags & 8], 11 reserved u32
+    format <= 3: 14 reserved u32
+    u32 n, n strings                    the string table (property names, NodePath parts)
+    u32 n, n x (string type, string path[, u64 uid if flags & 2])     external resources
+    u32 n, n x (string path, u64 offset)                              internal resources
+    each internal resource at its offset: string type, u32 n, n x (u32 name index, Variant)
+    "RSRC"
+
+Every number after the first 8 bytes follows ``big_endian``.  Strings are a u32 length that
+counts a closing NUL, then UTF-8 and the NUL, unpadded.  The last internal resource is the main
+one.  An RSCC file is the GCPF container (:mod:`godot_formats.layers.compression`) around the
+same bytes without the magic, whose offsets then count in the decompressed stream.
+
+Reading is one pass with explicit stacks (no recursion on the file's data), every count and
+length checked against the bytes left, and every reference checked against its table: a bad
+file is a :class:`DecodeError` naming the byte offset.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import Any, Callable, Iterator
+
+from ..core import types as t
+from ..core.errors import DecodeError, EncodeError
+from ..core.keys import GODOT3_KEYS, GODOT4_KEYS, python_keys_agree
+from ..core.registry import BY_NAME, Family, TypeSpec, spec_for
+from ..core.switches import F32, F64, I32, I64, REAL, U8
+from ..layers.compression import RSCC_MAGIC, GcpfInfo, read_gcpf, write_gcpf
+from .ids import (
+    BY_ID,
+    FLAG_HAS_SCRIPT_CLASS,
+    FLAG_NAMED_SCENE_IDS,
+    FLAG_REAL_T_IS_DOUBLE,
+    FLAG_UIDS,
+    FORMAT_VERSIONS,
+    OBJECT_EMPTY,
+    OBJECT_EXTERNAL_RESOURCE,
+    OBJECT_EXTERNAL_RESOURCE_INDEX,
+    OBJECT_INTERNAL_RESOURCE,
+    RSRC_IDS,
+    Payload,
+    RsrcId,
+)
+from .model import WRITERS, ExtResource, Resource, ResourceFile
+
+__all__ = ["RSRC_MAGIC", "read_binary", "write_binary", "is_binary_resource"]
+
+RSRC_MAGIC = b"RSRC"
+#: ``ResourceUID::INVALID_ID`` (-1) as the u64 the files hold: "no uid".
+_NO_UID = 0xFFFFFFFFFFFFFFFF
+_DECIMAL = re.compile(r"[0-9]{1,9}")
+#: Deeper nesting of Arrays and Dictionaries than this is refused (the engine recurses).
+MAX_DEPTH = 1024
+_NUMBER = {I32: "i", I64: "q", F32: "f", F64: "d", U8: "B"}
+
+
+def is_binary_resource(data: bytes) -> bool:
+    """Whether ``data`` starts as a binary resource file does (``RSRC`` or ``RSCC``)."""
+    return data[:4] in (RSRC_MAGIC, RSCC_MAGIC)
+
+
+class _Reader:
+    """A cursor over the file's bytes in its byte order; every read is bounds-checked."""
+
+    def __init__(self, data: bytes, pos: int, big_endian: bool, base: int) -> None:
+        self.data, self.pos, self.base = data, pos, base
+        self.order = ">" if big_endian else "<"
+        self.u32 = struct.Struct(self.order + "I")
+        self.u64 = struct.Struct(self.order + "Q")
+        self.real_is_double = False
+
+    def fail(self, reason: str, at: int | None = None) -> DecodeError:
+        return DecodeError(self.base + (self.pos if at is None else at), reason)
+
+    def need(self, n: int, what: str) -> int:
+        if n > len(self.data) - self.pos:
+            raise self.fail(f"{what}: {n} byte(s) needed, {len(self.data) - self.pos} left")
+        at = self.pos
+        self.pos += n
+        return at
+
+    def read_u32(self, what: str) -> int:
+        return int(self.u32.unpack_from(self.data, self.need(4, what))[0])
+
+    def read_u64(self, what: str) -> int:
+        return int(self.u64.unpack_from(self.data, self.need(8, what))[0])
+
+    def read_numbers(self, kind: str, count: int, what: str) -> tuple[Any, ...]:
+        code = _NUMBER[kind if kind != REAL else (F64 if self.real_is_double else F32)]
+        size = struct.calcsize(code)
+        at = self.need(size * count, what)
+        return struct.unpack_from(f"{self.order}{count}{code}", self.data, at)
+
+    def read_string(self, what: str) -> str:
+        n = self.read_u32(what + " length")
+        return self.text(self.data[self.need(n, what):self.pos], what)
+
+    def text(self, raw: bytes, what: str) -> str:
+        nul = raw.find(b"\0")  # the engine's parse_utf8 stops at the first NUL
+        try:
+            return (raw if nul < 0 else raw[:nul]).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise self.fail(f"{what} is not UTF-8 ({e.reason})") from None
+
+    def count(self, what: str, each: int) -> int:
+        """A u32 count of items of at least ``each`` bytes, checked against the bytes left."""
+        n = self.read_u32(what)
+        if n * each > len(self.data) - self.pos:
+            raise self.fail(f"{what} {n} needs at least {n * each} bytes, {len(self.data) - self.pos} left",
+                            self.pos - 4)
+        return n
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def read_binary(data: bytes | bytearray | memoryview, *, max_size: int = 256 * 1024 * 1024,
+                max_ratio: int = 100) -> ResourceFile:
+    """The resource file in ``data`` (``RSRC`` or ``RSCC``), parsed; nothing is loaded or run.
+
+    A compressed file decompresses to at most ``max_ratio`` times its size (1 MiB at least) and
+    ``max_size`` at most, as every compressed layer does (docs/security.md)."""
+    data = bytes(data)
+    if data[:4] == RSCC_MAGIC:
+        plain, info = read_gcpf(data, max_size=min(max_size, max(1 << 20, max_ratio * len(data))))
+        rf = _read_rsrc(plain, 0, base=0)
+        rf.compressed = info.mode_name
+        rf.layout["gcpf"] = info
+        rf.layout["source"] = data
+        rf.layout["plain"] = plain
+        return rf
+    if data[:4] != RSRC_MAGIC:
+        raise DecodeError(0, f"not a binary resource file: it starts with {data[:4]!r}, not RSRC or RSCC")
+    rf = _read_rsrc(data, 4, base=0)
+    rf.layout["source"] = data
+    return rf
+
+
+def _read_rsrc(data: bytes, pos: int, base: int) -> ResourceFile:
+    """The file after its magic (``pos`` is where ``big_endian`` starts)."""
+    if len(data) - pos < 8:
+        raise DecodeError(base + pos, "truncated resource header")
+    big_endian = struct.unpack_from("<I", data, pos)[0]
+    r = _Reader(data, pos + 4, big_endian != 0, base)
+    header = _read_header(r, big_endian)
+    layout: dict[str, Any] = {"magic_at": pos, "big_endian_word": big_endian}
+    strings = [r.read_string("string table entry") for _ in range(r.count("string table size", 4))]
+    flags = header["flags"]
+    external = []
+    for i in range(r.count("external resource count", 8)):
+        type_, path = r.read_string("external resource type"), r.read_string("external resource path")
+        uid = r.read_u64("external resource uid") if flags & FLAG_UIDS else None
+        external.append(ExtResource(type_, path, None if uid == _NO_UID else uid, i))
+    entries = []
+    for _ in range(r.count("internal resource count", 12)):
+        path = r.read_string("internal resource path")
+        entries.append((path, r.read_u64("internal resource offset")))
+    if not entries:
+        raise r.fail("the file has no main resource (no internal resources)")
+    layout.update(strings=strings, offsets=[o for _, o in entries], tables_end=r.pos)
+    resources = [_resource_at(r, path, offset) for path, offset in entries]
+    parser = _Parser(r, header["format"], flags, strings, external, resources)
+    end = 0
+    # Each resource is read once, up to where the next one (by offset) starts: resources that
+    # overlap would make the reading quadratic in the file's size, and no saver writes them.
+    bounds = sorted({offset for _, offset in entries}) + [len(data)]
+    if len(bounds) - 1 != len(entries):
+        raise r.fail("two internal resources are at the same offset (no saver writes that)")
+    next_start = dict(zip(bounds, bounds[1:]))
+    for res, (_, offset) in zip(resources, entries):
+        stop = parser.properties(res, offset)
+        limit = next_start[offset]
+        if stop > limit:
+            raise DecodeError(base + limit, f"internal resource {res.id!r} runs into the next one")
+        end = max(end, stop)
+    layout["empty_objects"] = parser.empty_objects
+    if data[end:end + 4] != RSRC_MAGIC:
+        raise DecodeError(base + end, "the closing RSRC magic is missing (a truncated file?)")
+    layout["tail"] = data[end + 4:]
+    rf = ResourceFile(resources[-1], resources[:-1], external, engine=FORMAT_VERSIONS[header["format"]][0]
+                      if header["format"] in FORMAT_VERSIONS else 4, format="binary",
+                      version=header["format"], big_endian=big_endian != 0, header=header, layout=layout)
+    if rf.big_endian and parser.packed_seen:
+        rf.notes.append("big-endian file: Godot 3 and 4 read the elements of its packed arrays byte-swapped on "
+                        "little-endian machines (they swap the numbers when writing, not when reading); the values "
+                        "here are the ones written")
+    return rf
+
+
+def _read_header(r: _Reader, big_endian: int) -> dict[str, Any]:
+    use_real64 = r.read_u32("use_real64")
+    major, minor, fmt = r.read_u32("major version"), r.read_u32("minor version"), r.read_u32("format version")
+    if not 1 <= fmt <= 6:
+        raise r.fail(f"binary resource format version {fmt} is not one this library reads (1 to 6)", r.pos - 4)
+    header: dict[str, Any] = {"use_real64": use_real64, "godot_version": (major, minor), "format": fmt}
+    header["type"] = r.read_string("main resource type")
+    header["importmd_ofs"] = r.read_u64("import metadata offset")
+    if fmt >= 4:
+        header["flags"] = r.read_u32("flags")
+        uid = r.read_u64("uid")
+        header["uid"] = None if uid == 0xFFFFFFFFFFFFFFFF else uid
+        header["uid_raw"] = uid
+        header["script_class"] = r.read_string("script class") if header["flags"] & FLAG_HAS_SCRIPT_CLASS else None
+        header["reserved"] = r.read_numbers(I32, 11, "reserved fields")
+    else:
+        header.update(flags=0, uid=None, script_class=None, reserved=r.read_numbers(I32, 14, "reserved fields"))
+    r.real_is_double = bool(use_real64) or bool(header["flags"] & FLAG_REAL_T_IS_DOUBLE)
+    return header
+
+
+def _resource_at(r: _Reader, path: str, offset: int) -> Resource:
+    if not r.pos <= offset < len(r.data):
+        raise r.fail(f"internal resource {path!r} is at offset {offset}, outside the resources")
+    r.pos = offset
+    return Resource(r.read_string("resource type"), {}, path)
+
+
+class _Frame:
+    """An Array or Dictionary being filled, on the explicit stack."""
+
+    __slots__ = ("items", "left", "is_dict", "store")
+
+    def __init__(self, left: int, is_dict: bool, store: Callable[[Any], None]) -> None:
+        self.items: list[Any] = []
+        self.left, self.is_dict, self.store = left, is_dict, store
+
+
+class _Parser:
+    """``parse_variant`` with an explicit stack, and the references resolved to the file's objects."""
+
+    def __init__(self, r: _Reader, fmt: int, flags: int, strings: list[str], external: list[ExtResource],
+                 resources: list[Resource]) -> None:
+        self.r, self.fmt, self.strings, self.external, self.resources = r, fmt, strings, external, resources
+        self.named_ids = bool(flags & FLAG_NAMED_SCENE_IDS)
+        self.by_local = {res.id: res for res in resources}
+        self.rules = GODOT4_KEYS if fmt >= 4 else GODOT3_KEYS
+        self.packed_seen = False
+        #: The numbers (in file order) of the values written as an empty Object reference rather
+        #: than as Nil: both read as None, and the writer gives each back its own bytes.
+        self.empty_objects: set[int] = set()
+        self.values_read = 0
+
+    def properties(self, res: Resource, offset: int) -> int:
+        """Read the properties of ``res`` at ``offset``; return where they end."""
+        r = self.r
+        r.pos = offset
+        r.read_string("resource type")
+        for _ in range(r.count("property count", 8)):
+            at = r.pos
+            index = r.read_u32("property name index")
+            if index >= len(self.strings):
+                raise r.fail(f"property name index {index} is past the string table ({len(self.strings)})", at)
+            name = self.strings[index]
+            res.properties[name] = self.variant(f"{res.id}:{name}")
+        return r.pos
+
+    def variant(self, where: str) -> Any:
+        """One Variant, its containers filled without recursion."""
+        result: list[Any] = []
+        stack: list[_Frame] = []
+        value = self._value(stack, result.append, where)
+        if value is not _OPEN:
+            return value
+        while stack:
+            top = stack[-1]
+            if top.left == 0:
+                stack.pop()
+                top.store(self._close(top))
+                continue
+            if len(stack) > MAX_DEPTH:
+                raise self.r.fail(f"{where}: containers nested deeper than {MAX_DEPTH} levels")
+            top.left -= 1
+            item = self._value(stack, top.items.append, where)
+            if item is not _OPEN:
+                top.items.append(item)
+        return result[0]
+
+    def _close(self, frame: _Frame) -> Any:
+        if not frame.is_dict:
+            return frame.items
+        pairs = frame.items
+        it = iter(pairs)
+        try:
+            plain = dict(zip(it, it))
+        except TypeError:
+            plain = None
+        if plain is not None and 2 * len(plain) == len(pairs) and python_keys_agree(plain):
+            return plain
+        it = iter(pairs)
+        return t.Dictionary(list(zip(it, it)), key_rules=self.rules)
+
+    def _value(self, stack: list[_Frame], store: Callable[[Any], None], where: str) -> Any:
+        r = self.r
+        at = r.pos
+        self.values_read += 1
+        code = r.read_u32("Variant type")
+        row = BY_ID.get(code)
+        if row is None or self.fmt not in row.formats:
+            extra = " (Godot 2's Image and InputEvent are not read yet)" if code in (21, 25) else ""
+            raise r.fail(f"{where}: unknown Variant type {code} in a format {self.fmt} file{extra}", at)
+        payload = row.payload
+        if payload is Payload.ARRAY or payload is Payload.DICTIONARY:
+            is_dict = payload is Payload.DICTIONARY
+            n = r.read_u32("container size") & 0x7FFFFFFF
+            if n * (8 if is_dict else 4) > len(r.data) - r.pos:
+                raise r.fail(f"{where}: {row.type} of {n} elements runs past the end of the file", at)
+            stack.append(_Frame(2 * n if is_dict else n, is_dict, store))
+            return _OPEN
+        return _LEAVES[payload](self, row, where, at)
+
+    # -- leaves ----------------------------------------------------------------------------
+
+    def _none(self, row: RsrcId, where: str, at: int) -> Any:
+        return BY_NAME[row.type].cls() if row.type != "Nil" else None
+
+    def _number(self, row: RsrcId, where: str, at: int) -> Any:
+        kind = {Payload.BOOL: I32, Payload.INT32: I32, Payload.INT64: I64, Payload.REAL: REAL, Payload.DOUBLE: F64,
+                Payload.RID: I32}[row.payload]
+        (x,) = self.r.read_numbers(kind, 1, row.type)
+        if row.payload is Payload.BOOL:
+            return x != 0
+        if row.payload is Payload.RID:
+            return t.RID(x & 0xFFFFFFFF)
+        return x
+
+    def _string(self, row: RsrcId, where: str, at: int) -> Any:
+        text = self.r.read_string(row.type)
+        return t.StringName(text) if row.type == "StringName" else text
+
+    def _math(self, row: RsrcId, where: str, at: int) -> Any:
+        spec = BY_NAME[row.type]
+        assert spec.build is not None
+        return spec.build(self.r.read_numbers(spec.component or REAL, spec.count, row.type))
+
+    def _node_path(self, row: RsrcId, where: str, at: int) -> Any:
+        r = self.r
+        counts = r.read_numbers(I32, 1, "NodePath counts")[0] & 0xFFFFFFFF
+        if r.order == ">":
+            names, subnames = counts >> 16, counts & 0xFFFF
+        else:
+            names, subnames = counts & 0xFFFF, counts >> 16
+        absolute = bool(subnames & 0x8000)
+        subnames &= 0x7FFF
+        if self.fmt < 3:
+            subnames += 1  # the Godot 2 property part
+        parts = [self._name(where) for _ in range(names + subnames)]
+        return t.NodePath(names=parts[:names], subnames=parts[names:], absolute=absolute)
+
+    def _name(self, where: str) -> str:
+        r = self.r
+        at = r.pos
+        word = r.read_u32("NodePath name")
+        if word & 0x80000000:
+            n = word & 0x7FFFFFFF
+            return r.text(r.data[r.need(n, "NodePath name"):r.pos], "NodePath name")
+        if word >= len(self.strings):
+            raise r.fail(f"{where}: NodePath name index {word} is past the string table ({len(self.strings)})", at)
+        return self.strings[word]
+
+    def _object(self, row: RsrcId, where: str, at: int) -> Any:
+        r = self.r
+        kind = r.read_u32("Object kind")
+        if kind == OBJECT_EMPTY:
+            self.empty_objects.add(self.values_read)
+            return None
+        if kind == OBJECT_EXTERNAL_RESOURCE:  # the old form: type and path inline
+            return ExtResource(r.read_string("external type"), r.read_string("external path"), None, None)
+        index = r.read_u32("resource index")
+        if kind == OBJECT_EXTERNAL_RESOURCE_INDEX:
+            if index >= len(self.external):
+                raise r.fail(f"{where}: external resource {index} is past the table ({len(self.external)})", at)
+            return self.external[index]
+        if kind == OBJECT_INTERNAL_RESOURCE:
+            if self.named_ids:
+                if index >= len(self.resources):
+                    raise r.fail(f"{where}: internal resource {index} is past the table ({len(self.resources)})", at)
+                return self.resources[index]
+            found = self.by_local.get(f"local://{index}")
+            if found is None:
+                raise r.fail(f"{where}: no internal resource local://{index}", at)
+            return found
+        raise r.fail(f"{where}: unknown Object kind {kind}", at)
+
+    def _bytes(self, row: RsrcId, where: str, at: int) -> Any:
+        r = self.r
+        n = r.read_u32("PackedByteArray length")
+        start = r.need(n, "PackedByteArray")
+        r.need(-n & 3, "PackedByteArray padding")
+        return r.data[start:start + n]
+
+    def _packed(self, row: RsrcId, where: str, at: int) -> Any:
+        spec = BY_NAME[row.type]
+        r = self.r
+        n = r.count(f"{row.type} size", spec.width * 4)
+        self.packed_seen = True
+        numbers = r.read_numbers(spec.component or REAL, n * spec.width, row.type)
+        wide = spec.component == REAL and r.real_is_double
+        value = spec.cls(typecode="d") if wide else spec.cls()
+        value.data.extend(numbers)
+        return value
+
+    def _strings(self, row: RsrcId, where: str, at: int) -> Any:
+        r = self.r
+        return t.PackedStringArray([r.read_string("PackedStringArray element")
+                                    for _ in range(r.count("PackedStringArray size", 4))])
+
+
+_OPEN = object()
+_LEAVES: dict[Payload, Callable[[_Parser, RsrcId, str, int], Any]] = {
+    Payload.NONE: _Parser._none, Payload.BOOL: _Parser._number, Payload.INT32: _Parser._number,
+    Payload.INT64: _Parser._number, Payload.REAL: _Parser._number, Payload.DOUBLE: _Parser._number,
+    Payload.RID: _Parser._number, Payload.STRING: _Parser._string, Payload.MATH: _Parser._math,
+    Payload.NODE_PATH: _Parser._node_path, Payload.OBJECT: _Parser._object, Payload.BYTES: _Parser._bytes,
+    Payload.PACKED: _Parser._packed, Payload.STRINGS: _Parser._strings,
+}
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+#: The id each type is written with (the first row of that type: INT before INT64 ...).
+_ID_OF: dict[str, RsrcId] = {}
+for _row in RSRC_IDS:
+    _ID_OF.setdefault(_row.type, _row)
+
+
+class _Writer:
+    """``write_variant`` with an explicit stack, in the file's byte order."""
+
+    def __init__(self, rf: ResourceFile, fmt: int, big_endian: bool, real_is_double: bool,
+                 strings: dict[str, int], internal: dict[int, int], external: dict[int, int],
+                 empty_objects: set[int]) -> None:
+        self.rf, self.fmt, self.strings = rf, fmt, strings
+        self.order = ">" if big_endian else "<"
+        self.real = F64 if real_is_double else F32
+        self.internal, self.external, self.empty_objects = internal, external, empty_objects
+        self.named_ids = fmt >= 4
+        self.values_written = 0
+
+    def u32(self, out: bytearray, x: int) -> None:
+        out += struct.pack(self.order + "I", x & 0xFFFFFFFF)
+
+    def numbers(self, out: bytearray, kind: str, values: Any) -> None:
+        code = _NUMBER[self.real if kind == REAL else kind]
+        out += struct.pack(f"{self.order}{len(values)}{code}", *values)
+
+    def string(self, out: bytearray, text: str) -> None:
+        raw = text.encode("utf-8", "surrogatepass")
+        self.u32(out, len(raw) + 1)
+        out += raw + b"\0"
+
+    def variant(self, out: bytearray, value: Any, where: str) -> None:
+        stack: list[Iterator[Any]] = [iter((value,))]
+        while stack:
+            item = next(stack[-1], _DONE)
+            if item is _DONE:
+                stack.pop()
+                continue
+            if len(stack) > MAX_DEPTH:
+                raise EncodeError(f"{where}: containers nested deeper than {MAX_DEPTH} levels (one contains itself?)")
+            children = self.one(out, item, where)
+            if children is not None:
+                stack.append(children)
+
+    def one(self, out: bytearray, value: Any, where: str) -> Iterator[Any] | None:
+        self.values_written += 1
+        if value is None:
+            if self.values_written in self.empty_objects:
+                self.u32(out, _ID_OF["Object"].id)
+                self.u32(out, OBJECT_EMPTY)
+            else:
+                self.u32(out, _ID_OF["Nil"].id)
+            return None
+        if isinstance(value, (Resource, ExtResource)):
+            self.reference(out, value, where)
+            return None
+        spec = spec_for(value)
+        if spec is None:
+            raise EncodeError(f"{where}: a {type(value).__name__} has no Godot type")
+        write = _BY_FAMILY.get(spec.family)
+        if write is None:
+            raise EncodeError(f"{where}: {spec.name} cannot be stored in a binary resource file")
+        return write(self, out, value, spec, where)
+
+    def reference(self, out: bytearray, value: Resource | ExtResource, where: str) -> None:
+        self.u32(out, _ID_OF["Object"].id)
+        if isinstance(value, Resource):
+            index = self.internal.get(id(value))
+            if index is None:
+                raise EncodeError(f"{where}: a Resource that is not one of the file's resources")
+            self.u32(out, OBJECT_INTERNAL_RESOURCE)
+            self.u32(out, index)
+            return
+        index = self.external.get(id(value))
+        if index is None:  # the old inline form
+            self.u32(out, OBJECT_EXTERNAL_RESOURCE)
+            self.string(out, value.type)
+            self.string(out, value.path)
+            return
+        self.u32(out, OBJECT_EXTERNAL_RESOURCE_INDEX)
+        self.u32(out, index)
+
+    def _id(self, out: bytearray, name: str, where: str) -> RsrcId:
+        row = _ID_OF.get(name)
+        if row is None or self.fmt not in row.formats:
+            raise EncodeError(f"{where}: format {self.fmt} binary resources have no {name}")
+        self.u32(out, row.id)
+        return row
+
+    def _bool(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        self._id(out, "bool", where)
+        self.u32(out, 1 if value else 0)
+
+    def _int(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        value = int(value)
+        if -0x80000000 <= value <= 0x7FFFFFFF:
+            self._id(out, "int", where)
+            self.numbers(out, I32, (value,))
+        elif -(1 << 63) <= value < 1 << 63:
+            self.u32(out, 40)
+            self.numbers(out, I64, (value,))
+        else:
+            raise EncodeError(f"{where}: int {value} does not fit in 64 bits")
+
+    def _float(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        value = float(value)
+        if t.float32(value) == value or value != value:  # the engine: double(float(d)) != d -> DOUBLE
+            self._id(out, "float", where)
+            self.numbers(out, REAL, (value,))
+        else:
+            self.u32(out, 41)
+            self.numbers(out, F64, (value,))
+
+    def _string(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        self._id(out, spec.name, where)
+        self.string(out, str(value))
+
+    def _math(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        self._id(out, spec.name, where)
+        self.numbers(out, spec.component or REAL, spec.parts(value))
+
+    def _node_path(self, out: bytearray, value: t.NodePath, spec: TypeSpec, where: str) -> None:
+        self._id(out, "NodePath", where)
+        names, subnames = list(value.names), list(value.subnames)
+        subcount = len(subnames) - (1 if self.fmt < 3 else 0)
+        out += struct.pack(self.order + "HH", len(names), max(subcount, 0) | (0x8000 if value.absolute else 0))
+        for part in names + subnames:
+            index = self.strings.get(part)
+            if index is None:
+                raw = part.encode("utf-8")
+                self.u32(out, (len(raw) + 1) | 0x80000000)
+                out += raw + b"\0"
+            else:
+                self.u32(out, index)
+
+    def _record(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        if spec.name == "RID":
+            self._id(out, "RID", where)
+            self.u32(out, value.id)
+        elif spec.name in ("Callable", "Signal"):
+            self._id(out, spec.name, where)
+        else:
+            raise EncodeError(f"{where}: {spec.name} cannot be stored in a binary resource file")
+
+    def _object(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        raise EncodeError(f"{where}: only Resources can be stored as Objects in a resource file, not {value!r}")
+
+    def _array(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> Iterator[Any]:
+        self._id(out, "Array", where)
+        self.u32(out, len(value))
+        return iter(list(value))
+
+    def _dictionary(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> Iterator[Any]:
+        self._id(out, "Dictionary", where)
+        self.u32(out, len(value))
+        return (x for pair in list(value.items()) for x in pair)
+
+    def _packed(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        self._id(out, spec.name, where)
+        if spec.component == U8:
+            raw = bytes(value)
+            self.u32(out, len(raw))
+            out += raw + b"\0" * (-len(raw) & 3)
+            return
+        data = value.data
+        self.u32(out, len(data) // spec.width)
+        self.numbers(out, spec.component or REAL, list(data))
+
+    def _strings(self, out: bytearray, value: Any, spec: TypeSpec, where: str) -> None:
+        self._id(out, "PackedStringArray", where)
+        self.u32(out, len(value))
+        for text in value:
+            self.string(out, text)
+
+
+_DONE = object()
+_BY_FAMILY: dict[Family, Callable[..., Iterator[Any] | None]] = {
+    Family.BOOL: _Writer._bool, Family.INT: _Writer._int, Family.FLOAT: _Writer._float,
+    Family.STRING: _Writer._string, Family.MATH: _Writer._math, Family.NODE_PATH: _Writer._node_path,
+    Family.RECORD: _Writer._record, Family.OBJECT: _Writer._object, Family.ARRAY: _Writer._array,
+    Family.DICTIONARY: _Writer._dictionary, Family.PACKED: _Writer._packed, Family.STRINGS: _Writer._strings,
+}
+
+
+def _string_table(rf: ResourceFile, resources: list[Resource]) -> list[str]:
+    """The file's string table, then every property name and NodePath part it lacks, in the order
+    the engine's ``_find_resources`` meets them."""
+    table = list(rf.layout.get("strings", ()))
+    seen = set(table)
+
+    def add(name: str) -> None:
+        if name not in seen:
+            seen.add(name)
+            table.append(name)
+
+    for res in resources:
+        for name, value in res.properties.items():
+            add(name)
+            stack = [value]
+            while stack:
+                v = stack.pop()
+                if isinstance(v, t.NodePath):
+                    for part in (*v.names, *v.subnames):
+                        add(part)
+                elif isinstance(v, dict) or isinstance(v, t.Dictionary):
+                    for pair in reversed(list(v.items())):
+                        stack.extend(reversed(pair))
+                elif isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
+                    stack.extend(reversed(v))
+    return table
+
+
+def write_binary(rf: ResourceFile, *, version: int | None = None, big_endian: bool | None = None,
+                 compressed: bool | None = None) -> bytes:
+    """The ``.res`` bytes of ``rf``: the engine's own for a file read unchanged, byte for byte
+    (string table order, resource ids, the reserved words, RSCC blocks); ``version`` (3 to 6)
+    writes another format version (the values must be ones that version has)."""
+    fmt = rf.version if version is None and rf.format == "binary" else (version or (3 if rf.engine == 3 else 6))
+    if fmt not in (3, 4, 5, 6):
+        raise EncodeError(f"binary resources are written in format 3 (Godot 3) or 4 to 6 (Godot 4), not {fmt}")
+    same = rf.format == "binary" and fmt == rf.version and "strings" in rf.layout  # read from a file
+    big = rf.big_endian if big_endian is None else big_endian
+    rscc = bool(rf.compressed if compressed is None else compressed)
+    header = {**_fresh_header(rf, fmt), **rf.header} if same else _fresh_header(rf, fmt)
+    resources = [*rf.resources, rf.main]
+    strings = _string_table(rf if same else ResourceFile(rf.main, layout={}), resources)
+    named = fmt >= 4 and bool(header.get("flags", 0) & FLAG_NAMED_SCENE_IDS)
+    paths = _local_paths(resources, named)
+    internal = {id(res): (i if named else int(paths[i][8:])) for i, res in enumerate(resources)}
+    real_double = bool(header.get("use_real64")) or bool(header.get("flags", 0) & FLAG_REAL_T_IS_DOUBLE)
+    w = _Writer(rf, fmt, big, real_double, {s: i for i, s in enumerate(strings)}, internal,
+                {id(ext): i for i, ext in enumerate(rf.external)}, rf.layout.get("empty_objects", set()) if same
+                else set())
+    w.named_ids = named
+    head = _header_bytes(w, rf, fmt, header, big)
+    tables, patch = _tables(w, rf, strings, paths, bool(header.get("flags", 0) & FLAG_UIDS))
+    body = bytearray()
+    # In an RSCC file the offsets count from the decompressed stream, which has no magic.
+    start = (0 if rscc else 4) + len(head) + len(tables)
+    for at, res in zip(patch, resources):
+        tables[at:at + 8] = struct.pack(w.order + "Q", start + len(body))
+        w.string(body, res.type)
+        w.u32(body, len(res.properties))
+        for name, value in res.properties.items():
+            w.u32(body, w.strings[name])
+            w.variant(body, value, f"{res.id}:{name}")
+    tail = rf.layout.get("tail", b"") if same else b""
+    plain = bytes(head) + bytes(tables) + bytes(body) + RSRC_MAGIC + tail
+    if not rscc:
+        return RSRC_MAGIC + plain
+    if same and plain == rf.layout.get("plain"):
+        return bytes(rf.layout["source"])  # unchanged: the engine's own compressed blocks
+    return write_gcpf(plain, rf.layout.get("gcpf") or GcpfInfo(mode=2, magic=RSCC_MAGIC))
+
+
+def _tables(w: _Writer, rf: ResourceFile, strings: list[str], paths: list[str],
+            uids: bool) -> tuple[bytearray, list[int]]:
+    """The string table, the external and the internal tables; and where each offset goes."""
+    tables = bytearray()
+    w.u32(tables, len(strings))
+    for s in strings:
+        w.string(tables, s)
+    w.u32(tables, len(rf.external))
+    for ext in rf.external:
+        w.string(tables, ext.type)
+        w.string(tables, ext.path)
+        if uids:
+            tables += struct.pack(w.order + "Q", _NO_UID if ext.uid is None else ext.uid)
+    w.u32(tables, len(paths))
+    patch = []
+    for path in paths:
+        w.string(tables, path)
+        patch.append(len(tables))
+        tables += b"\0" * 8
+    return tables, patch
+
+
+def _local_paths(resources: list[Resource], named: bool) -> list[str]:
+    """Each resource's path in the internal table: its own id where the file can hold it (without
+    named ids, Godot 3's way and that of a Godot 4 file without the flag, a reference is the number
+    in ``local://N``, so every id must be such a number, else all are numbered again from 1)."""
+    ids = [str(res.id) if res.id is not None else "" for res in resources]
+    paths = [i if i.startswith(("local://", "res://")) else f"local://{i}" for i in ids]
+    if named:
+        return [p if p != "local://" else f"local://{res.type}_{k + 1}" for k, (p, res) in
+                enumerate(zip(paths, resources))]
+    numbers = [p[8:] for p in paths]
+    if all(_DECIMAL.fullmatch(n) for n in numbers) and len(set(map(int, numbers))) == len(numbers):
+        return [f"local://{n}" for n in numbers]
+    return [f"local://{k + 1}" for k in range(len(resources))]
+
+
+def _fresh_header(rf: ResourceFile, fmt: int) -> dict[str, Any]:
+    major = 3 if fmt == 3 else 4
+    minor = {3: 2, 4: 0, 5: 2, 6: 6}[fmt]
+    flags = 0 if fmt == 3 else FLAG_NAMED_SCENE_IDS | FLAG_UIDS
+    script_class = rf.header.get("script_class")
+    if script_class and fmt >= 5:
+        flags |= FLAG_HAS_SCRIPT_CLASS
+    return {"use_real64": 0, "godot_version": (major, minor), "format": fmt, "importmd_ofs": 0, "flags": flags,
+            "uid_raw": 0xFFFFFFFFFFFFFFFF if rf.header.get("uid") is None else rf.header["uid"],
+            "script_class": script_class if fmt >= 5 else None,
+            "reserved": (0,) * (14 if fmt == 3 else 11)}
+
+
+def _header_bytes(w: _Writer, rf: ResourceFile, fmt: int, header: dict[str, Any], big: bool) -> bytearray:
+    out = bytearray(struct.pack("<I", 1 if big else 0))
+    major, minor = header["godot_version"]
+    for x in (header.get("use_real64", 0), major, minor, fmt):
+        w.u32(out, x)
+    w.string(out, rf.main.type)
+    out += struct.pack(w.order + "Q", header.get("importmd_ofs", 0))
+    if fmt >= 4:
+        w.u32(out, header.get("flags", 0))
+        out += struct.pack(w.order + "Q", header.get("uid_raw", 0xFFFFFFFFFFFFFFFF))
+        if header.get("flags", 0) & FLAG_HAS_SCRIPT_CLASS:
+            w.string(out, header.get("script_class") or "")
+        w.numbers(out, I32, header.get("reserved", (0,) * 11))
+    else:
+        w.numbers(out, I32, header.get("reserved", (0,) * 14))
+    return out
+
+
+WRITERS["binary"] = write_binary

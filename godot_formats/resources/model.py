@@ -1,0 +1,156 @@
+"""What a resource file holds, whatever its form (``.tres`` text, ``.res`` binary, RSCC compressed).
+
+A resource save is a main Resource, the sub-resources it (transitively) references, and
+references to other files (scripts, textures ...).  We parse and never load: an external
+resource stays a reference (type, path, uid) and a script stays its path.  A sub-resource is one
+Python object wherever it is referenced, so shared sub-resources stay shared.
+
+What a byte-exact writer needs beyond the values (string-table order, ids, the names of
+properties skipped as class defaults, the header's reserved fields) is kept in ``ResourceFile``'s
+``layout`` fields, which the writers read back.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any, Callable, Union
+
+import attrs
+
+from ..core.errors import EncodeError
+from ..layers.files import write_atomic
+
+__all__ = ["ExtResource", "Resource", "ResourceFile", "WRITERS", "FORMATS", "SCRIPT_CLASSES", "embedded_scripts"]
+
+#: Classes whose resources are code (:mod:`.scan` reports them; ``to_bytes`` writes them only when
+#: asked to).
+SCRIPT_CLASSES = frozenset({
+    "Script", "GDScript", "CSharpScript", "NativeScript", "PluginScript", "VisualScript", "ScriptExtension",
+    "GDNativeLibrary", "GDExtension", "EditorScript", "GDScriptNativeClass",
+})
+
+#: The forms a resource file is written in, each with its writer (registered by :mod:`.binary` and
+#: :mod:`.text`, which import this module: the model knows the writers only by this table).
+WRITERS: dict[str, Callable[..., bytes]] = {}
+#: The converter between engine versions (:func:`.conversion.convert_resource`, registered there).
+CONVERTERS: list[Callable[..., Any]] = []
+FORMATS = ("binary", "text")
+FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
+
+
+def embedded_scripts(rf: ResourceFile) -> list[Resource]:
+    """The resources of ``rf`` that are scripts (a script class, or one holding ``script/source``)."""
+    return [res for res in (*rf.resources, rf.main) if res.type in SCRIPT_CLASSES or "script/source" in res.properties]
+
+
+@attrs.define(eq=False)
+class ExtResource:
+    """A reference to another file (``[ext_resource]``): never loaded.
+
+    ``id`` is the text form's id (``1`` in Godot 3, ``"1"``/``"1_abcde"`` in Godot 4) or, in a
+    binary file, the entry's index; ``uid`` the 64-bit uid (None where the file has none: Godot 3,
+    or ``-1``/no uid in text).
+    """
+
+    type: str
+    path: str
+    uid: int | None = None
+    id: int | str | None = None
+
+    def __repr__(self) -> str:
+        return f"ExtResource({self.type!r}, {self.path!r})"
+
+
+@attrs.define(eq=False)
+class Resource:
+    """One resource of the file: its native class (``type``), and its stored properties in file
+    order (values of the library's value model; a Resource value is a :class:`Resource` of this
+    file or an :class:`ExtResource`).  ``script`` is the ``script`` property (an ExtResource to a
+    script file, or an embedded script sub-resource), or None."""
+
+    type: str
+    properties: dict[str, Any] = attrs.field(factory=dict)
+    id: int | str | None = None  # text id, or binary local path ("local://1", "local://Resource_bc5hj")
+
+    @property
+    def script(self) -> Any:
+        return self.properties.get("script")
+
+    def __repr__(self) -> str:
+        return f"Resource({self.type!r}, id={self.id!r}, {len(self.properties)} properties)"
+
+
+@attrs.define(eq=False)
+class ResourceFile:
+    """A whole resource file: ``main``, ``resources`` (the sub-resources, file order, main excluded),
+    ``external``; and what describes the file: ``engine`` (major version: 2, 3 or 4), ``format``
+    ("binary" or "text"), ``version`` (the format version: binary 1-6, text 1-4), ``compressed``
+    (the RSCC compression mode name, or None), ``big_endian``."""
+
+    main: Resource
+    resources: list[Resource] = attrs.field(factory=list)
+    external: list[ExtResource] = attrs.field(factory=list)
+    engine: int = 4
+    format: str = "binary"
+    version: int = 6
+    compressed: str | None = None
+    big_endian: bool = False
+    #: Header facts: Godot version (major, minor) the file names, uid, script_class, flags ...
+    header: dict[str, Any] = attrs.field(factory=dict)
+    #: What the file says that no value holds, kept for a byte-exact write back (the string table's
+    #: order, names of properties skipped as defaults, reserved words ...): the writers' business.
+    layout: dict[str, Any] = attrs.field(factory=dict, repr=False)
+    #: Things a reader should know (the engine misreads big-endian packed arrays ...).
+    notes: list[str] = attrs.field(factory=list)
+    #: Where the file was read from (None for bytes).
+    path: Path | None = None
+
+    def to_bytes(self, *, format: str | None = None, version: int | None = None, dialect: Any = None,
+                 policy: str = "strict", property_renames: dict[str, str] | None = None, allow_scripts: bool = False,
+                 **options: Any) -> bytes:
+        """The file's bytes: unchanged, the bytes it was read from, byte for byte.
+
+        ``format`` ("text" or "binary") and ``version`` (the format version: text 2-4, binary 3-6)
+        write another form; ``dialect`` ("godot3", "godot4" ...) another engine version, through
+        :meth:`convert` (``policy``, ``property_renames``).  ``options`` go to the writer
+        (``compressed=``, ``big_endian=`` for binary).  A file that embeds a script is written only
+        with ``allow_scripts=True`` (copied as it is, never run).
+        """
+        form = format or self.format
+        if form not in WRITERS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {form!r}")
+        scripts = embedded_scripts(self)
+        if scripts and not allow_scripts:
+            where = ", ".join(str(res.id or "the main resource") for res in scripts)
+            raise EncodeError(f"the file embeds a script ({where}): loading it in Godot runs it; pass "
+                              "allow_scripts=True to write it anyway (it is copied as it is, never run)")
+        rf = self
+        if dialect is not None:
+            rf, _ = self.convert(dialect, policy=policy, property_renames=property_renames)
+        return WRITERS[form](rf, version=version, **options)
+
+    def convert(self, dialect: Any, *, policy: str = "strict",
+                property_renames: dict[str, str] | None = None) -> tuple[ResourceFile, list[Any]]:
+        """This file for another engine version, and every loss (see
+        :mod:`godot_formats.resources.conversion`)."""
+        return CONVERTERS[0](self, dialect, policy=policy, property_renames=property_renames)  # type: ignore[no-any-return]
+
+    def save(self, file: FileLike | None = None, *, overwrite: bool = False, **options: Any) -> None:
+        """Write the file atomically to ``file`` (a path or a binary file object), or back where it
+        was read from; an existing file other than that one is only replaced with ``overwrite=True``.
+        ``options`` as :meth:`to_bytes`."""
+        data = self.to_bytes(**options)
+        if file is None:
+            if self.path is None:
+                raise ValueError("this resource file was not read from a path: give save() a file")
+            file = self.path
+        elif isinstance(file, (str, os.PathLike)) and Path(file).exists() and not overwrite and not (
+                self.path is not None and Path(file).resolve() == self.path.resolve()):
+            raise FileExistsError(17, "exists; pass overwrite=True to replace it", str(file))
+        if isinstance(file, (str, os.PathLike)):
+            write_atomic(Path(file), data)
+        elif hasattr(file, "write"):
+            file.write(data)
+        else:
+            raise TypeError("save() writes to a path or a binary file object")
