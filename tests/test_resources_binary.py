@@ -166,6 +166,26 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
         read_binary(nested)
 
 
+def test_the_reader_and_the_writer_take_the_same_depth() -> None:
+    from godot_formats.resources.binary import MAX_DEPTH
+
+    def nested(depth: int) -> Any:
+        value: Any = []
+        for _ in range(depth - 1):
+            value = [value]
+        return value
+
+    deepest = ResourceFile(Resource("Resource", {"deep": nested(MAX_DEPTH)}), [], [], engine=3, version=3)
+    data = write_binary(deepest)
+    assert write_binary(read_binary(data)) == data
+    too_deep = data.replace(struct.pack("<II", 30, 1), struct.pack("<II", 30, 1) * 2, 1)
+    too_deep = too_deep.replace(struct.pack("<II", 30, 0), struct.pack("<II", 30, 1) + struct.pack("<II", 30, 0), 1)
+    with pytest.raises(DecodeError, match="deeper than"):
+        read_binary(too_deep)
+    with pytest.raises(EncodeError, match="deeper than"):
+        write_binary(ResourceFile(Resource("Resource", {"deep": nested(MAX_DEPTH + 1)}), [], [], engine=3, version=3))
+
+
 def _all_errors_are_ours(data: bytes) -> None:
     try:
         rf = read_binary(data)

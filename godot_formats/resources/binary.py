@@ -277,8 +277,6 @@ class _Parser:
                 stack.pop()
                 top.store(self._close(top))
                 continue
-            if len(stack) > MAX_DEPTH:
-                raise self.r.fail(f"{where}: containers nested deeper than {MAX_DEPTH} levels")
             top.left -= 1
             item = self._value(stack, top.items.append, where)
             if item is not _OPEN:
@@ -314,6 +312,8 @@ class _Parser:
             n = r.read_u32("container size") & 0x7FFFFFFF
             if n * (8 if is_dict else 4) > len(r.data) - r.pos:
                 raise r.fail(f"{where}: {row.type} of {n} elements runs past the end of the file", at)
+            if len(stack) >= MAX_DEPTH:  # the same bound as the writer's
+                raise r.fail(f"{where}: containers nested deeper than {MAX_DEPTH} levels", at)
             stack.append(_Frame(2 * n if is_dict else n, is_dict, store))
             return _OPEN
         return _LEAVES[payload](self, row, where, at)
@@ -465,10 +465,11 @@ class _Writer:
             if item is _DONE:
                 stack.pop()
                 continue
-            if len(stack) > MAX_DEPTH:
-                raise EncodeError(f"{where}: containers nested deeper than {MAX_DEPTH} levels (one contains itself?)")
             children = self.one(out, item, where)
             if children is not None:
+                if len(stack) > MAX_DEPTH:  # the root and MAX_DEPTH containers are open: one too many
+                    raise EncodeError(f"{where}: containers nested deeper than {MAX_DEPTH} levels "
+                                      "(one contains itself?)")
                 stack.append(children)
 
     def one(self, out: bytearray, value: Any, where: str) -> Iterator[Any] | None:
