@@ -16,8 +16,7 @@ import godot_formats as gf
 from godot_formats.core.errors import ConversionError
 from godot_formats.resources import read_binary
 from godot_formats.resources.classes import GODOT3_TO_GODOT4
-from godot_formats.resources.conversion import _has_reference
-from godot_formats.resources.model import ExtResource, Resource, ResourceFile
+from godot_formats.resources.model import ExtResource, Resource, ResourceFile, holds_reference
 from godot_formats.views.text import to_text
 
 RESOURCES = FIXTURES / "resources"
@@ -40,7 +39,7 @@ def test_a_godot3_save_becomes_a_godot4_file_with_the_same_values() -> None:
         for name, value in a.properties.items():
             if name == "__meta__":
                 continue
-            if _has_reference(value):
+            if holds_reference(value):
                 continue  # compared below
             converted, _ = gf.convert_value(value, "godot3", "godot4")
             assert to_text(b.properties[name], "godot4") == to_text(converted, "godot4"), name

@@ -53,6 +53,7 @@ from godot_formats.oracle import godot3 as godot3_oracle
 from godot_formats.oracle._process import run
 from godot_formats.oracle.godot4 import _engine_version, _run_engine, build_pck
 from godot_formats.resources import ExtResource, Resource, ResourceFile
+from godot_formats.resources.model import holds_reference
 from godot_formats.resources.text import read_text
 from godot_formats.views.text import to_text
 
@@ -319,13 +320,7 @@ def _built(walks: Walks, case: Case) -> None:
 
 def _holds_reference(value: Any) -> bool:
     """walk.gd's has_obj: does the value hold a resource (so var2str alone would not show it)?"""
-    if isinstance(value, (Resource, ExtResource)):
-        return True
-    if isinstance(value, list):
-        return any(_holds_reference(v) for v in value)
-    if isinstance(value, Mapping):
-        return any(_holds_reference(k) or _holds_reference(v) for k, v in value.items())
-    return False
+    return holds_reference(value)
 
 
 def _ext_class(ext: ExtResource) -> str:

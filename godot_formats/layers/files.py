@@ -12,13 +12,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no advisory locks, the compare-and-swap still holds
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["TEMP_MARK", "is_temp_name", "write_target", "write_atomic", "locked", "create_atomic"]
+__all__ = ["TEMP_MARK", "is_temp_name", "write_target", "write_atomic", "save_to", "locked", "create_atomic"]
 
 #: Temporary files of :func:`write_atomic` are named ``.<name>.godot-formats-<random>.tmp``
 #: so that one left behind by a killed process is recognisably ours.
@@ -91,6 +92,25 @@ def write_atomic(dest: Path, data: bytes, like: Path | None = None) -> None:
         with suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def save_to(file: Any, data: bytes, *, origin: Path | None, overwrite: bool, what: str) -> None:
+    """What ``save()`` of a file read from ``origin`` does: write ``data`` atomically to ``file`` (a
+    path, or a binary file object), or back to ``origin`` when ``file`` is None; an existing file
+    other than ``origin`` is only replaced with ``overwrite=True``."""
+    if file is None:
+        if origin is None:
+            raise ValueError(f"this {what} was not read from a path: give save() a file")
+        file = origin
+    elif isinstance(file, (str, os.PathLike)) and Path(file).exists() and not overwrite and not (
+            origin is not None and Path(file).resolve() == origin.resolve()):
+        raise FileExistsError(17, "exists; pass overwrite=True to replace it", str(file))
+    if isinstance(file, (str, os.PathLike)):
+        write_atomic(Path(file), data)
+    elif hasattr(file, "write"):
+        file.write(data)
+    else:
+        raise TypeError("save() writes to a path or a binary file object")
 
 
 @contextmanager

@@ -51,7 +51,7 @@ from .ids import (
     Payload,
     RsrcId,
 )
-from .model import WRITERS, ExtResource, Resource, ResourceFile
+from .model import WRITERS, ExtResource, Resource, ResourceFile, values_in
 
 __all__ = ["RSRC_MAGIC", "read_binary", "write_binary", "is_binary_resource"]
 
@@ -443,7 +443,6 @@ class _Writer:
         self.order = ">" if big_endian else "<"
         self.real = F64 if real_is_double else F32
         self.internal, self.external, self.empty_objects = internal, external, empty_objects
-        self.named_ids = fmt >= 4
         self.values_written = 0
 
     def u32(self, out: bytearray, x: int) -> None:
@@ -626,17 +625,10 @@ def _string_table(rf: ResourceFile, resources: list[Resource]) -> list[str]:
     for res in resources:
         for name, value in res.properties.items():
             add(name)
-            stack = [value]
-            while stack:
-                v = stack.pop()
+            for v in values_in(value):
                 if isinstance(v, t.NodePath):
                     for part in (*v.names, *v.subnames):
                         add(part)
-                elif isinstance(v, dict) or isinstance(v, t.Dictionary):
-                    for pair in reversed(list(v.items())):
-                        stack.extend(reversed(pair))
-                elif isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
-                    stack.extend(reversed(v))
     return table
 
 
@@ -661,7 +653,6 @@ def write_binary(rf: ResourceFile, *, version: int | None = None, big_endian: bo
     w = _Writer(rf, fmt, big, real_double, {s: i for i, s in enumerate(strings)}, internal,
                 {id(ext): i for i, ext in enumerate(rf.external)}, rf.layout.get("empty_objects", set()) if same
                 else set())
-    w.named_ids = named
     head = _header_bytes(w, rf, fmt, header, big)
     tables, patch = _tables(w, rf, strings, paths, bool(header.get("flags", 0) & FLAG_UIDS))
     body = bytearray()

@@ -31,7 +31,7 @@ from ..core.dialects import Dialect, get_dialect
 from ..core.errors import ConversionError
 from ..saves.conversion import Loss, convert_value
 from .classes import GODOT3_TO_GODOT4, GODOT4_TO_GODOT3, REPLACED_BY_A_BASE
-from .model import CONVERTERS, ExtResource, Resource, ResourceFile
+from .model import CONVERTERS, ExtResource, Resource, ResourceFile, holds, holds_reference
 
 __all__ = ["convert_resource", "source_dialect"]
 
@@ -45,33 +45,6 @@ def source_dialect(rf: ResourceFile) -> Dialect:
 
 _NO_RID = ("Godot 3 resource files keep no RID (its text saver writes nothing there and cannot load the file "
            "back; its binary loader reads an int): written as null")
-
-
-def _holds(value: Any, cls: type) -> bool:
-    """Whether ``value`` is or contains a ``cls`` (no recursion)."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, cls):
-            return True
-        if isinstance(v, (dict, t.Dictionary)):
-            stack.extend(x for pair in v.items() for x in pair)
-        elif isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
-            stack.extend(v)
-    return False
-
-
-def _has_reference(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (Resource, ExtResource)):
-            return True
-        if isinstance(v, (dict, t.Dictionary)):
-            stack.extend(x for pair in v.items() for x in pair)
-        elif isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
-            stack.extend(v)
-    return False
 
 
 @attrs.define
@@ -88,7 +61,7 @@ class _Converter:
             # (the file then no longer loads) and its binary loader reads one back as an int.
             self.losses.append(Loss(where, _NO_RID))
             return None
-        if not _has_reference(value) and not (self.dst.major == 3 and _holds(value, t.RID)):
+        if not holds_reference(value) and not (self.dst.major == 3 and holds(value, t.RID)):
             new, losses = convert_value(value, self.src, self.dst, policy="lossy")
             self.losses += [attrs.evolve(loss, path=where + loss.path) for loss in losses]
             return new

@@ -13,15 +13,18 @@ properties skipped as class defaults, the header's reserved fields) is kept in `
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Callable, Union
 
 import attrs
 
+from ..core import types as t
 from ..core.errors import EncodeError
-from ..layers.files import write_atomic
+from ..layers.files import save_to
 
-__all__ = ["ExtResource", "Resource", "ResourceFile", "WRITERS", "FORMATS", "SCRIPT_CLASSES", "embedded_scripts"]
+__all__ = ["ExtResource", "Resource", "ResourceFile", "WRITERS", "FORMATS", "SCRIPT_CLASSES", "embedded_scripts",
+           "values_in", "holds", "holds_reference"]
 
 #: Classes whose resources are code (:mod:`.scan` reports them; ``to_bytes`` writes them only when
 #: asked to).
@@ -37,6 +40,29 @@ WRITERS: dict[str, Callable[..., bytes]] = {}
 CONVERTERS: list[Callable[..., Any]] = []
 FORMATS = ("binary", "text")
 FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
+
+
+def values_in(value: Any) -> Iterator[Any]:
+    """``value`` and every value inside its Arrays and Dictionaries (keys, then values), in file
+    order, without recursion: the one walk the resource modules share."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        yield v
+        if isinstance(v, (dict, t.Dictionary)):
+            stack.extend(reversed([x for pair in v.items() for x in pair]))
+        elif isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
+            stack.extend(reversed(v))
+
+
+def holds(value: Any, classes: type | tuple[type, ...]) -> bool:
+    """Whether ``value`` is, or holds at any depth, an instance of ``classes``."""
+    return any(isinstance(v, classes) for v in values_in(value))
+
+
+def holds_reference(value: Any) -> bool:
+    """Whether ``value`` is, or holds, a reference to a resource (of this file or another)."""
+    return holds(value, (Resource, ExtResource))
 
 
 def embedded_scripts(rf: ResourceFile) -> list[Resource]:
@@ -140,17 +166,4 @@ class ResourceFile:
         """Write the file atomically to ``file`` (a path or a binary file object), or back where it
         was read from; an existing file other than that one is only replaced with ``overwrite=True``.
         ``options`` as :meth:`to_bytes`."""
-        data = self.to_bytes(**options)
-        if file is None:
-            if self.path is None:
-                raise ValueError("this resource file was not read from a path: give save() a file")
-            file = self.path
-        elif isinstance(file, (str, os.PathLike)) and Path(file).exists() and not overwrite and not (
-                self.path is not None and Path(file).resolve() == self.path.resolve()):
-            raise FileExistsError(17, "exists; pass overwrite=True to replace it", str(file))
-        if isinstance(file, (str, os.PathLike)):
-            write_atomic(Path(file), data)
-        elif hasattr(file, "write"):
-            file.write(data)
-        else:
-            raise TypeError("save() writes to a path or a binary file object")
+        save_to(file, self.to_bytes(**options), origin=self.path, overwrite=overwrite, what="resource file")

@@ -23,8 +23,7 @@ from typing import Any, Iterator
 
 import attrs
 
-from ..core import types as t
-from .model import SCRIPT_CLASSES, ExtResource, Resource, ResourceFile, embedded_scripts
+from .model import SCRIPT_CLASSES, ExtResource, Resource, ResourceFile, embedded_scripts, values_in
 
 __all__ = ["Finding", "SCRIPT_CLASSES", "CODE_CLASSES", "scan", "embedded_scripts"]
 
@@ -62,17 +61,8 @@ def _outside(path: str) -> str | None:
 
 
 def _references(value: Any) -> Iterator[ExtResource]:
-    """Every ExtResource inside ``value`` (old-style inline references included), without recursion."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, ExtResource):
-            yield v
-        elif isinstance(v, (dict, t.Dictionary)):
-            for pair in v.items():
-                stack.extend(pair)
-        elif isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
-            stack.extend(v)
+    """Every ExtResource inside ``value`` (old-style inline references included), in file order."""
+    return (v for v in values_in(value) if isinstance(v, ExtResource))
 
 
 def scan(rf: ResourceFile) -> list[Finding]:

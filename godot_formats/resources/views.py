@@ -13,7 +13,7 @@ from typing import Any
 from ..core import types as t
 from ..views.jsonform import to_json
 from ..views.tree import tree_lines
-from .model import ExtResource, Resource, ResourceFile
+from .model import ExtResource, Resource, ResourceFile, holds_reference
 
 __all__ = ["resource_json", "resource_tree"]
 
@@ -28,7 +28,7 @@ def _json_value(value: Any) -> Any:
     """``value`` in the JSON form, a reference where the file refers to a resource (no recursion)."""
     if isinstance(value, (Resource, ExtResource)):
         return _reference(value)
-    if not _holds_reference(value):
+    if not holds_reference(value):
         return to_json(value)
     root: list[Any] = []
     stack: list[tuple[Any, list[Any]]] = [(value, root)]
@@ -50,19 +50,6 @@ def _json_value(value: Any) -> Any:
         else:
             out.append(to_json(v))
     return root[0]
-
-
-def _holds_reference(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (Resource, ExtResource)):
-            return True
-        if isinstance(v, (dict, t.Dictionary)):
-            stack.extend(x for pair in v.items() for x in pair)
-        elif isinstance(v, (list, tuple)) and not isinstance(v, t.Components):
-            stack.extend(v)
-    return False
 
 
 def resource_json(rf: ResourceFile) -> dict[str, Any]:
@@ -91,7 +78,7 @@ def resource_tree(rf: ResourceFile, *, max_elements: int | None = 16) -> Iterato
     for res in (*rf.resources, rf.main):
         yield f"{'main resource' if res is rf.main else 'sub-resource ' + str(res.id)}: {res.type}"
         for name, value in res.properties.items():
-            if isinstance(value, (Resource, ExtResource)) or _holds_reference(value):
+            if isinstance(value, (Resource, ExtResource)) or holds_reference(value):
                 yield f"  {name}: {_describe_reference(value)}"
                 continue
             lines = tree_lines(value, dialect, max_elements=max_elements)

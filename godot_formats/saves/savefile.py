@@ -32,7 +32,7 @@ import attrs
 from ..core.codec import DEFAULT_MAX_DEPTH, encoder_for
 from ..core.dialects import Dialect, get_dialect
 from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, EncodeError, LostRecord
-from ..layers.files import write_atomic
+from ..layers.files import save_to
 from ..layers.framing import PREFIX_SIZE, FramingError, join_frames
 from .conversion import POLICIES, Loss, convert_value
 from .detection import writes_as
@@ -285,19 +285,7 @@ class SaveFile:
         ``overwrite=True``.  Returns the changes a dialect conversion made (see :meth:`to_bytes`).
         """
         data, losses = self.to_bytes(dialect=dialect, password=password, key=key, policy=policy)
-        if file is None:
-            if self.path is None:
-                raise ValueError("this save file was not read from a path: give save() a file")
-            file = self.path
-        elif isinstance(file, (str, os.PathLike)) and Path(file).exists() and not overwrite and not (
-                self.path is not None and Path(file).resolve() == self.path.resolve()):
-            raise FileExistsError(17, "exists; pass overwrite=True to replace it", str(file))
-        if isinstance(file, (str, os.PathLike)):
-            write_atomic(Path(file), data)
-        elif hasattr(file, "write"):
-            file.write(data)
-        else:
-            raise TypeError("save() writes to a path or a binary file object")
+        save_to(file, data, origin=self.path, overwrite=overwrite, what="save file")
         return losses
 
     def _plaintext_of(self, values: list[Any], target: Dialect) -> bytes:
