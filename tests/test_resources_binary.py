@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import godot_formats as gf
-from godot_formats.core.errors import DecodeError, EncodeError
+from godot_formats.core import types as t
+from godot_formats.core.errors import DecodeError, EncodeError, GodotFormatsError
 from godot_formats.resources.binary import read_binary, write_binary
 from godot_formats.resources.model import ExtResource, Resource, ResourceFile
 from godot_formats.resources.opening import open_resource, scan_resource
@@ -385,3 +386,54 @@ def test_what_the_fuzzer_found_stays_fixed(path: Path) -> None:
         assert open_resource(data).to_bytes(allow_scripts=True) == data
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _godot2_file(props: list[tuple[str, bytes]]) -> bytes:
+    """A format 1 (Godot 2.1) ``.res`` laid out as ``ResourceFormatSaverBinaryInstance::save`` of
+    2.1 writes it (header, 14 reserved words, string table, tables, one resource, RSRC)."""
+    import struct
+
+    def u32(n: int) -> bytes:
+        return struct.pack("<I", n)
+
+    def string(s: str) -> bytes:
+        raw = s.encode() + b"\0"
+        return u32(len(raw)) + raw
+
+    head = b"RSRC" + u32(0) + u32(0) + u32(2) + u32(1) + u32(1) + string("Resource") + struct.pack("<Q", 0)
+    head += u32(0) * 14
+    head += u32(len(props)) + b"".join(string(name) for name, _ in props)
+    head += u32(0)  # no external resources
+    path = string("local://1")
+    offset = len(head) + 4 + len(path) + 8
+    head += u32(1) + path + struct.pack("<Q", offset)
+    body = string("Resource") + u32(len(props)) + b"".join(u32(i) + v for i, (_, v) in enumerate(props))
+    return head + body + b"RSRC"
+
+
+def test_godot2_image_and_input_event_are_read_as_its_loader_reads_them() -> None:
+    """Godot 2.1's ``parse_variant``: VARIANT_IMAGE (21) is an encoding word, then for raw pixels
+    width, height, mipmaps, format, the data and its padding to 4; an empty image loads as null.
+    VARIANT_INPUT_EVENT (25) is its type word (the saver wrote 0 only)."""
+    import struct
+
+    def u32(*ns: int) -> bytes:
+        return b"".join(struct.pack("<I", n) for n in ns)
+
+    raw = u32(21, 1, 2, 1, 0, 3, 6) + b"\x01\x02\x03\x04\x05\x06" + b"\0\0"
+    data = _godot2_file([("img", raw), ("ev", u32(25, 0)), ("none", u32(21, 0)), ("after", u32(3, 7))])
+    rf = open_resource(data)
+    assert (rf.engine, rf.version) == (2, 1)
+    img = rf.main.properties["img"]
+    assert isinstance(img, t.Image) and (img.width, img.height, img.mipmaps, img.format) == (2, 1, 0, 3)
+    assert img.data == b"\x01\x02\x03\x04\x05\x06"
+    assert rf.main.properties["ev"] == t.InputEvent(type=0)
+    assert rf.main.properties["none"] is None and rf.main.properties["after"] == 7
+    with pytest.raises(EncodeError, match="img: Image cannot be stored in a binary resource file"):
+        rf.to_bytes(format="binary", version=3)
+    png = _godot2_file([("img", u32(21, 2, 4) + b"\x89PNG")])
+    with pytest.raises(DecodeError, match=r"img: a Godot 2 Image stored as PNG \(encoding 2\) is not read"):
+        open_resource(png)
+    for cut in range(len(data)):
+        with pytest.raises(GodotFormatsError):
+            open_resource(data[:cut])

@@ -25,7 +25,7 @@ from godot_formats.views.text import from_text, to_text
 from godot_formats.views.text.parser import read_value
 
 HERE = FIXTURES / "resources"
-ALL_TRES = sorted(HERE.glob("godot*/*.tres"))
+ALL_TRES = sorted(HERE.glob("godot*/**/*.tres"))
 #: File -> (the engine's output it must equal, the name the engine saved it under).
 ENGINE_MADE = {
     "godot4/save.tres": ("out.txt", "user://save.tres"),
@@ -505,3 +505,97 @@ def test_damaged_files_raise_only_the_librarys_errors(path: Path, edits: list[tu
     except EncodeError:
         return
     assert write_text(read_text(first)) == first
+
+
+# -- a Godot 3 .res written as text is the engine's own .tres ---------------------------------------
+
+AS_TEXT = HERE / "godot3" / "as_text"  # each godot3/*.res loaded and saved as .tres by Godot 3.2.3
+_EXT_LINE = re.compile(r'\[ext_resource path="([^"]*)" type="[^"]*" id=(\d+)\]')
+
+
+def _typed_object_properties() -> set[str]:
+    """The properties the fixtures' scripts declare as ``Resource``: the engine's text saver leaves
+    such a property out when it is null, which it knows from the script; the ``.res`` holds a
+    plain null (Nil) for it, so nothing in the file tells it from an untyped null."""
+    names: set[str] = set()
+    for script in (HERE / "godot3").glob("*.gd"):
+        names |= set(re.findall(r"^export var (\w+): *Resource\b", script.read_text(), re.M))
+    return names
+
+
+def _with_our_ext_ids(engine: str, ours: str) -> str:
+    """The engine's file with its external resources numbered as ours are (matched by path): an
+    editor build such as the oracle numbers them by where each script sits in memory."""
+    engine_ids = {m.group(2): m.group(1) for m in _EXT_LINE.finditer(engine)}
+    our_ids = {m.group(1): m.group(2) for m in _EXT_LINE.finditer(ours)}
+    new = {old: our_ids[path] for old, path in engine_ids.items()}
+    engine = re.sub(r"ExtResource\( (\d+) \)", lambda m: f"ExtResource( {new[m.group(1)]} )", engine)
+    lines = engine.split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith("[ext_resource")]
+    renumbered = [_EXT_LINE.sub(lambda m: f'{m.group(0)[:m.start(2) - m.start(0)]}{new[m.group(2)]}]', lines[i])
+                  for i in at]
+    renumbered.sort(key=lambda line: int(_EXT_LINE.search(line).group(2)))  # type: ignore[union-attr]
+    for i, line in zip(at, renumbered):
+        lines[i] = line
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("name", ["all", "all_fresh", "all_c", "obj", "save", "save_c"])
+def test_a_godot3_res_written_as_text_is_the_engines_tres(name: str) -> None:
+    """Sub-resources in the engine's save order (properties sorted by name, children first), their
+    ids the binary file's subindexes, every value's text: byte for byte, once the two things no
+    ``.res`` records are set aside (ext ids by memory address, typed nulls by the script)."""
+    import godot_formats as gf
+
+    ours = gf.open_resource(HERE / "godot3" / f"{name}.res").to_bytes(format="text").decode()
+    typed = _typed_object_properties()
+    ours = "\n".join(line for line in ours.split("\n")
+                     if not (line.endswith(" = null") and line.split(" = ")[0] in typed))
+    engine = (AS_TEXT / f"{name}.tres").read_text(encoding="utf-8")
+    assert ours == _with_our_ext_ids(engine, ours)
+    if name in ("obj", "save", "save_c"):  # nothing set aside at all
+        full = gf.open_resource(HERE / "godot3" / f"{name}.res").to_bytes(format="text").decode()
+        assert full == engine
+
+
+@pytest.mark.parametrize("name", ["all_be", "save_be"])
+def test_the_engines_text_of_a_big_endian_res_is_its_misreading(name: str) -> None:
+    """The engine reads the elements of a big-endian file's packed arrays byte-swapped, and saves
+    what it read: our text of the file is the values written, and the engine's is ours with each
+    element of each swapped array byte-swapped, which the note says."""
+    import struct
+
+    import godot_formats as gf
+
+    rf = gf.open_resource(HERE / "godot3" / f"{name}.res")
+    assert any("byte-swapped" in note for note in rf.notes)
+    engine = (AS_TEXT / f"{name}.tres").read_text(encoding="utf-8")
+
+    def swapped(x: float, code: str) -> float:
+        return struct.unpack("<" + code, struct.pack(">" + code, x))[0]  # type: ignore[no-any-return]
+
+    seen = 0
+    for prop, ours in rf.main.properties.items():
+        if isinstance(ours, t.PackedInt32Array):
+            misread: Any = t.PackedInt32Array([swapped(x, "i") for x in ours])
+        elif isinstance(ours, t.PackedFloat32Array):
+            misread = t.PackedFloat32Array([swapped(x, "f") for x in ours])
+        elif isinstance(ours, (t.PackedVector2Array, t.PackedVector3Array, t.PackedColorArray)):
+            misread = type(ours)([type(v)(*(swapped(c, "f") for c in v)) for v in ours])
+        else:
+            continue
+        seen += 1
+        assert f"\n{prop} = {to_text(misread, 'godot3')}\n" in engine
+        assert f"\n{prop} = {to_text(ours, 'godot3')}\n" in rf.to_bytes(format="text").decode()
+    assert seen == (5 if name == "all_be" else 1)
+
+
+def test_the_engine_reads_a_res_rid_as_an_int() -> None:
+    """Godot 3.2.3's binary loader gives a RID property back as the int it stored (129), and its
+    text saver then writes ``129``; the same resource saved as ``.tres`` by the engine wrote
+    nothing for the RID, which is our text of the ``.res``."""
+    import godot_formats as gf
+
+    ours = gf.open_resource(HERE / "godot3" / "rid.res").to_bytes(format="text")
+    assert ours == _read("godot3/rid.tres")
+    assert b"\nrid_v = 129\n" in (AS_TEXT / "rid.tres").read_bytes() and b"\nrid_v = \n" in ours

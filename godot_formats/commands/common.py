@@ -506,3 +506,25 @@ def resolve_input(data: bytes, args: argparse.Namespace, framing: str) -> Readin
         raise  # the command decides what to say (explain lists a damaged file in a given dialect)
     except DecodeError as e:
         raise located(e) from None
+
+
+# -- edits: what the text of an edit left alone keeps its exact value -----------------------------
+
+
+def keep_untouched(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
+    """``new`` (read from edited text) with every part the text did not change taken from ``old``:
+    Dictionary keys back in their order, floats at their full precision."""
+    from ..views.text import from_text, to_text
+
+    if type(new) is dict and type(old) is dict:
+        out = {k: keep_untouched(new[k], old[k], dialect, encoder) for k in old if k in new}
+        out.update((k, v) for k, v in new.items() if k not in out)
+        return out
+    if type(new) is list and type(old) is list and len(new) == len(old):
+        return [keep_untouched(a, b, dialect, encoder) for a, b in zip(new, old)]
+    try:
+        if encoder.encode(from_text(to_text(old, dialect), dialect)) == encoder.encode(new):
+            return old  # what the text said of the old value, unchanged
+    except GodotFormatsError:
+        pass
+    return new

@@ -65,6 +65,9 @@ def add_parser(subparsers: Any) -> None:
     out.add_argument("--out-dir", metavar="DIR", help="write outputs here, keeping the folder layout of each input")
     parser.add_argument("--format", choices=("text", "binary"),
                         help="for resource saves (.tres, .res): write this form (default: the input's)")
+    parser.add_argument("--allow-scripts", action="store_true",
+                        help="write a resource save that embeds a script (copied as it is, never run; "
+                             "loading the output in Godot runs it)")
     parser.add_argument("--policy", choices=POLICIES, default="strict",
                         help="strict: refuse any loss; lossy: apply the documented downgrades (default: %(default)s)")
     parser.add_argument("--framing", choices=FRAMINGS, default="auto",
@@ -282,7 +285,7 @@ def _convert_resource(data: bytes, args: argparse.Namespace) -> tuple[bytes, str
     rf = open_resource(data)
     form = getattr(args, "format", None) or rf.format
     converted, losses = rf.convert(args.to, policy=args.policy)
-    out = converted.to_bytes(format=form)
+    out = converted.to_bytes(format=form, allow_scripts=getattr(args, "allow_scripts", False))
     how = f"resource, Godot {rf.engine} {rf.format} -> {args.to} {form}"
     return out, how, losses
 

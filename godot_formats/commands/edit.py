@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,17 @@ from .common import (
     add_password_options,
     describe_layers,
     json_documents,
+    keep_untouched,
     open_for_change,
     save_changed,
     text_values,
+)
+from .resourcechange import (
+    describe,
+    open_resource_for_change,
+    parse_resource_edit,
+    render_resource,
+    write_resource_back,
 )
 
 EPILOG = """\
@@ -61,6 +70,8 @@ def add_parser(subparsers: Any) -> None:
     add_dialect_option(parser)
     parser.add_argument("--allow-objects", action="store_true",
                         help="read and write full Objects (as inert data, never code)")
+    parser.add_argument("--allow-scripts", action="store_true",
+                        help="write back a resource save that embeds a script (copied as it is, never run)")
     add_password_options(parser)
     parser.set_defaults(func=run)
 
@@ -118,25 +129,6 @@ def parse_edit(text: str, sf: Any, as_json: bool, original_text_values: list[Any
     return values
 
 
-def keep_untouched(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
-    """``new`` (read from edited text) with every part the text did not change taken from ``old``:
-    Dictionary keys back in their order, floats at their full precision."""
-    from ..views.text import from_text, to_text
-
-    if type(new) is dict and type(old) is dict:
-        out = {k: keep_untouched(new[k], old[k], dialect, encoder) for k in old if k in new}
-        out.update((k, v) for k, v in new.items() if k not in out)
-        return out
-    if type(new) is list and type(old) is list and len(new) == len(old):
-        return [keep_untouched(a, b, dialect, encoder) for a, b in zip(new, old)]
-    try:
-        if encoder.encode(from_text(to_text(old, dialect), dialect)) == encoder.encode(new):
-            return old  # what the text said of the old value, unchanged
-    except GodotFormatsError:
-        pass
-    return new
-
-
 def editor_command() -> list[str]:
     editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
     argv = shlex.split(editor)
@@ -161,14 +153,37 @@ def _lossy(sf: Any) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    found = open_resource_for_change(args)
+    if found is not None:
+        return _edit_resource(args, *found)
     path, original, sf = open_for_change(args)
     argv = editor_command()
     lossy = [] if args.json else _lossy(sf)
     given = _render(sf, path, args.json, lossy)
     original_text_values = None if args.json else text_values(given, sf.dialect, len(sf.values))
+
+    def parse(edited: str) -> Any:
+        values = parse_edit(edited, sf, args.json, original_text_values)
+        old = sf.values
+        sf.values = values
+        try:
+            sf.to_bytes()
+        except GodotFormatsError:
+            sf.values = old
+            raise
+        return sf
+
+    if _edit_loop(argv, path, given, ".json" if args.json else ".txt", parse) is None:
+        return 0
+    return save_changed(path, original, sf, "edit")
+
+
+def _edit_loop(argv: list[str], path: Path, given: str, suffix: str, parse: Callable[[str], Any]) -> Any:
+    """Open ``given`` in the editor until ``parse`` takes what was saved: its result, or None when
+    nothing changed.  Invalid text comes back with the error on top."""
     buffer = given
     with tempfile.TemporaryDirectory(prefix="godot-formats-edit-") as tmp:
-        work = Path(tmp) / (path.stem + (".json" if args.json else ".txt"))
+        work = Path(tmp) / (path.stem + suffix)
         while True:
             work.write_text(buffer, encoding="utf-8")
             status = subprocess.run([*argv, str(work)]).returncode
@@ -184,20 +199,40 @@ def run(args: argparse.Namespace) -> int:
                 if buffer != given:
                     raise GodotFormatsError(f"the text is still not valid; {path} not written")
                 print(f"godot-formats edit: no change; {path} not written", file=sys.stderr)
-                return 0
+                return None
             try:
-                values = parse_edit(edited, sf, args.json, original_text_values)
-                old = sf.values
-                sf.values = values
-                try:
-                    sf.to_bytes()
-                except GodotFormatsError:
-                    sf.values = old
-                    raise
+                return parse(edited)
             except GodotFormatsError as e:
                 kept = [line for line in edited.split("\n") if not line.startswith(f"{COMMENT}error: ")
                         and not line.startswith(f"{COMMENT}(fix it")]
                 buffer = "\n".join([f"{COMMENT}error: {' '.join(str(e).split())}",
                                     f"{COMMENT}(fix it and save, or save it unchanged to give up)", *kept])
-                continue
-            return save_changed(path, original, sf, "edit")
+
+
+def _edit_resource(args: argparse.Namespace, path: Path, original: bytes, rf: Any) -> int:
+    """A resource save edited as ``.tres`` text, written back in its own form (see
+    :mod:`.resourcechange`)."""
+    if args.json:
+        raise GodotFormatsError("a resource save is edited as .tres text (--json is for store_var saves)")
+    argv = editor_command()
+    form = "text" if rf.format == "text" else "binary: shown as .tres text, written back as binary"
+    header = [f"{COMMENT}godot-formats edit: {path} ({describe(rf)}; {form})",
+              f"{COMMENT}Lines starting with ';' are comments. Save and quit to write the file back (the old "
+              "one is kept as a backup);",
+              f"{COMMENT}quit without a change to write nothing."]
+    body = render_resource(rf, original)
+    given = "\n".join(header) + "\n" + body
+
+    def parse(edited: str) -> Any:
+        lines = edited.split("\n")
+        while lines and lines[0].startswith(COMMENT) and (lines[0] in header or lines[0].startswith(
+                (f"{COMMENT}error: ", f"{COMMENT}(fix it"))):
+            lines.pop(0)
+        new = parse_resource_edit("\n".join(lines), rf)
+        new.to_bytes(allow_scripts=args.allow_scripts)  # refused here, and shown in the editor
+        return new
+
+    new = _edit_loop(argv, path, given, ".tres", parse)
+    if new is None:
+        return 0
+    return write_resource_back(path, original, new, "edit", args.allow_scripts)

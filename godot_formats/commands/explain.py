@@ -53,6 +53,12 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     framing = "none" if args.offset is not None else args.framing
     data = read_input(args.file)
+    if args.offset is None:
+        from ..resources import resource_form
+
+        form = resource_form(data)
+        if form in ("binary", "text"):
+            return _explain_resource(data, form)
     try:
         source = _at_offset(data, args) if args.offset is not None else resolve_input(data, args, framing)
     except AmbiguousDialectError as e:
@@ -92,6 +98,24 @@ def run(args: argparse.Namespace) -> int:
     if errors:
         hint = " (add --allow-objects to list it)" if "allow_objects" in errors[0].text else ""
         print(f"godot-formats explain: {errors[0].text[len('error: '):]}{hint}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
+
+
+def _explain_resource(data: bytes, form: str) -> int:
+    """A resource save: a ``.res`` field by field, a ``.tres`` section and property by line."""
+    from ..resources.explain import explain_binary, explain_text
+
+    if form == "text":
+        sys.stdout.writelines(line + "\n" for line in explain_text(data))
+        return 0
+    fields, plain, error = explain_binary(data)
+    if plain is not data:
+        print(f"# RSCC: a compressed resource; offsets below are in its {len(plain)} decompressed bytes")
+    print("# a binary resource save (RSRC): every field as the reader reads it; nothing is loaded or run")
+    sys.stdout.writelines(line + "\n" for line in format_lines(fields, plain))
+    if error is not None:
+        print(f"godot-formats explain: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 

@@ -17,6 +17,7 @@ from ..core import types as t
 from ..core.errors import FileChangedError, GodotFormatsError
 from ..core.registry import is_dictionary
 from .common import add_dialect_option, add_password_options, open_for_change, save_changed
+from .resourcechange import open_resource_for_change, start_resource, text_dialect, write_resource_back
 
 EPILOG = """\
 examples:
@@ -48,6 +49,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("value", metavar="VALUE", help="the new value, as Godot text (or JSON with --json)")
     parser.add_argument("--record", type=int, default=None, metavar="N",
                         help="the record (from 1) of a file of several store_var records")
+    parser.add_argument("--resource", metavar="ID", default=None,
+                        help="in a resource save (.tres, .res): start at the sub-resource with this id "
+                             "(default: the main resource)")
+    parser.add_argument("--allow-scripts", action="store_true",
+                        help="write back a resource save that embeds a script (copied as it is, never run)")
     parser.add_argument("--json", action="store_true", help="VALUE is in the JSON form of 'dump --json'")
     add_dialect_option(parser)
     parser.add_argument("--allow-objects", action="store_true",
@@ -100,6 +106,14 @@ def _find_key(container: Any, kind: str, x: Any) -> Any:
 
 def _step(node: Any, kind: str, x: Any, where: str) -> tuple[Any, Any]:
     """(the container to assign into, the key or index) for one step."""
+    from ..resources.model import ExtResource, Resource
+
+    if isinstance(node, Resource):  # a resource file's resource: any property may be set
+        if kind == "index":
+            raise GodotFormatsError(f"{where}: a resource ({node.type}) has properties, not indices")
+        return node.properties, x
+    if isinstance(node, ExtResource):
+        raise GodotFormatsError(f"{where}: an external resource ({node.path}) is another file, not this one's")
     if isinstance(node, t.Object):
         if kind == "index":
             raise GodotFormatsError(f"{where}: an Object has properties, not indices")
@@ -115,6 +129,25 @@ def _step(node: Any, kind: str, x: Any, where: str) -> tuple[Any, Any]:
             raise GodotFormatsError(f"{where}: index {x} is out of range (the Array has {len(node)} items)")
         return node, x
     raise GodotFormatsError(f"{where}: cannot go inside a {type(node).__name__} value")
+
+
+def assign(root: Any, steps: list[tuple[str, Any]], new: Any) -> tuple[Any, bool]:
+    """Set the value at ``steps`` inside ``root`` to ``new``: (the old value, whether a key was added)."""
+    node = root
+    for i, (kind, x) in enumerate(steps[:-1]):
+        container, key = _step(node, kind, x, _label(steps[:i + 1]))
+        if is_dictionary(container) and key not in container:
+            raise GodotFormatsError(f"{_label(steps[:i + 1])}: no such key")
+        node = container[key]
+    label = _label(steps)
+    container, key = _step(node, *steps[-1], label)
+    added = is_dictionary(container) and key not in container
+    old = None if added else container[key]
+    try:
+        container[key] = new
+    except TypeError as e:
+        raise GodotFormatsError(f"{label}: cannot be changed in place ({e})") from None
+    return old, added
 
 
 #: Times ``set`` reads the file again when another process changed it between its read and its write.
@@ -137,6 +170,11 @@ def _set_once(args: argparse.Namespace) -> int:
     from ..views.text import from_text, to_text
 
     steps = parse_path(args.path)
+    found = open_resource_for_change(args)
+    if found is not None:
+        return _set_in_resource(args, steps, *found)
+    if args.resource is not None:
+        raise GodotFormatsError("--resource is for resource saves (.tres, .res); a store_var save has records")
     path, original, sf = open_for_change(args)
     n = len(sf.values)
     if n == 0:
@@ -152,22 +190,10 @@ def _set_once(args: argparse.Namespace) -> int:
     new = loads_json(args.value) if args.json else from_text(args.value, sf.dialect)
     label = _label(steps)
     if not steps:
-        old = sf.values[index]
+        old: Any = sf.values[index]
         sf.values[index] = new
     else:
-        node = sf.values[index]
-        for i, (kind, x) in enumerate(steps[:-1]):
-            container, key = _step(node, kind, x, _label(steps[:i + 1]))
-            if is_dictionary(container) and key not in container:
-                raise GodotFormatsError(f"{_label(steps[:i + 1])}: no such key")
-            node = container[key]
-        container, key = _step(node, *steps[-1], label)
-        old = container[key] if (not is_dictionary(container) or key in container) else None
-        added = is_dictionary(container) and key not in container
-        try:
-            container[key] = new
-        except TypeError as e:
-            raise GodotFormatsError(f"{label}: cannot be changed in place ({e})") from None
+        old, added = assign(sf.values[index], steps, new)
         if added:
             old = "(new key)"
     def shown(v: Any) -> str:
@@ -185,3 +211,33 @@ def _set_once(args: argparse.Namespace) -> int:
               + (" (write 100.0 for a float)" if isinstance(old, float) and isinstance(new, int) else ""),
               file=sys.stderr)
     return save_changed(path, original, sf, "set")
+
+
+def _set_in_resource(args: argparse.Namespace, steps: list[tuple[str, Any]], path: Any, original: bytes,
+                     rf: Any) -> int:
+    """``set`` on a resource save: PATH starts at the main resource (or ``--resource ID``'s) and may
+    walk into its sub-resources; the file is written back in its own form and format."""
+    from ..views.jsonform import loads_json
+    from ..views.text import from_text, to_text
+
+    if args.record is not None:
+        raise GodotFormatsError("--record is for store_var saves: a resource save has properties "
+                                "(--resource ID starts at a sub-resource)")
+    if not steps:
+        raise GodotFormatsError("PATH is empty: name a property of the resource (player_name, stats.hp)")
+    dialect = text_dialect(rf)
+    new = loads_json(args.value) if args.json else from_text(args.value, dialect)
+    old, added = assign(start_resource(rf, args.resource), steps, new)
+
+    def shown(v: Any) -> str:
+        try:
+            return to_text(v, dialect).replace("\n", " ")
+        except (GodotFormatsError, TypeError, ValueError):
+            return repr(v)
+
+    where = f"sub-resource {args.resource}: " if args.resource is not None else ""
+    print(f"{where}{_label(steps)}: {'(new property)' if added else shown(old)} -> {shown(new)}", file=sys.stderr)
+    if added and len(steps) == 1:
+        print("godot-formats set: note: a new property; the engine sets it on load only if the resource's "
+              "class or script has it", file=sys.stderr)
+    return write_resource_back(path, original, rf, "set", args.allow_scripts)

@@ -78,6 +78,7 @@ class _Reader:
         self.u32 = struct.Struct(self.order + "I")
         self.u64 = struct.Struct(self.order + "Q")
         self.real_is_double = False
+        self.depth = 0  # how deep in the file's structure the next read is (for :mod:`.explain`)
 
     def fail(self, reason: str, at: int | None = None) -> DecodeError:
         return DecodeError(self.base + (self.pos if at is None else at), reason)
@@ -146,12 +147,13 @@ def read_binary(data: bytes | bytearray | memoryview, *, max_size: int = 256 * 1
     return rf
 
 
-def _read_rsrc(data: bytes, pos: int, base: int) -> ResourceFile:
-    """The file after its magic (``pos`` is where ``big_endian`` starts)."""
+def _read_rsrc(data: bytes, pos: int, base: int, reader: type[_Reader] | None = None) -> ResourceFile:
+    """The file after its magic (``pos`` is where ``big_endian`` starts); ``reader``: a
+    :class:`_Reader` subclass that also records what it reads (:mod:`.explain`)."""
     if len(data) - pos < 8:
         raise DecodeError(base + pos, "truncated resource header")
     big_endian = struct.unpack_from("<I", data, pos)[0]
-    r = _Reader(data, pos + 4, big_endian != 0, base)
+    r = (reader or _Reader)(data, pos + 4, big_endian != 0, base)
     header = _read_header(r, big_endian)
     layout: dict[str, Any] = {"magic_at": pos, "big_endian_word": big_endian}
     strings = [r.read_string("string table entry") for _ in range(r.count("string table size", 4))]
@@ -184,6 +186,7 @@ def _read_rsrc(data: bytes, pos: int, base: int) -> ResourceFile:
             raise DecodeError(base + limit, f"internal resource {res.id!r} runs into the next one")
         end = max(end, stop)
     layout["empty_objects"] = parser.empty_objects
+    layout["null_objects"] = [parser.null_objects.get(id(res), []) for res in resources]
     if data[end:end + 4] != RSRC_MAGIC:
         raise DecodeError(base + end, "the closing RSRC magic is missing (a truncated file?)")
     layout["tail"] = data[end + 4:]
@@ -248,26 +251,36 @@ class _Parser:
         #: The numbers (in file order) of the values written as an empty Object reference rather
         #: than as Nil: both read as None, and the writer gives each back its own bytes.
         self.empty_objects: set[int] = set()
+        #: The properties (by resource) that hold an empty Object reference: a typed Object
+        #: property left null, which the engine's text saver leaves out of a ``.tres``.
+        self.null_objects: dict[int, list[str]] = {}
         self.values_read = 0
 
     def properties(self, res: Resource, offset: int) -> int:
         """Read the properties of ``res`` at ``offset``; return where they end."""
         r = self.r
         r.pos = offset
-        r.read_string("resource type")
+        r.depth = 0
+        r.read_string(f"resource {res.id}: type")
+        r.depth = 1
         for _ in range(r.count("property count", 8)):
             at = r.pos
+            r.depth = 1
             index = r.read_u32("property name index")
             if index >= len(self.strings):
                 raise r.fail(f"property name index {index} is past the string table ({len(self.strings)})", at)
             name = self.strings[index]
-            res.properties[name] = self.variant(f"{res.id}:{name}")
+            before = len(self.empty_objects)
+            value = res.properties[name] = self.variant(f"{res.id}:{name}")
+            if value is None and len(self.empty_objects) != before:
+                self.null_objects.setdefault(id(res), []).append(name)
         return r.pos
 
     def variant(self, where: str) -> Any:
         """One Variant, its containers filled without recursion."""
         result: list[Any] = []
         stack: list[_Frame] = []
+        self.r.depth = 2
         value = self._value(stack, result.append, where)
         if value is not _OPEN:
             return value
@@ -278,6 +291,7 @@ class _Parser:
                 top.store(self._close(top))
                 continue
             top.left -= 1
+            self.r.depth = 2 + len(stack)
             item = self._value(stack, top.items.append, where)
             if item is not _OPEN:
                 top.items.append(item)
@@ -304,8 +318,7 @@ class _Parser:
         code = r.read_u32("Variant type")
         row = BY_ID.get(code)
         if row is None or self.fmt not in row.formats:
-            extra = " (Godot 2's Image and InputEvent are not read yet)" if code in (21, 25) else ""
-            raise r.fail(f"{where}: unknown Variant type {code} in a format {self.fmt} file{extra}", at)
+            raise r.fail(f"{where}: unknown Variant type {code} in a format {self.fmt} file", at)
         payload = row.payload
         if payload is Payload.ARRAY or payload is Payload.DICTIONARY:
             is_dict = payload is Payload.DICTIONARY
@@ -391,6 +404,27 @@ class _Parser:
             return found
         raise r.fail(f"{where}: unknown Object kind {kind}", at)
 
+    def _image(self, row: RsrcId, where: str, at: int) -> Any:
+        """Godot 2's Image Variant: empty (the loader gives null), or raw pixels as the value
+        model's :class:`~godot_formats.core.types.Image` (the format number as written)."""
+        r = self.r
+        encoding = r.read_u32("Image encoding")
+        if encoding == 0:
+            return None
+        if encoding != 1:
+            raise r.fail(f"{where}: a Godot 2 Image stored as {'PNG' if encoding == 2 else 'WebP'} (encoding "
+                         f"{encoding}) is not read: its pixels would need an image decoder", at)
+        width, height, mipmaps, fmt = (r.read_u32(f"Image {name}") for name in ("width", "height", "mipmaps",
+                                                                                "format"))
+        n = r.read_u32("Image data length")
+        start = r.need(n, "Image data")
+        r.need(-n & 3, "Image data padding")
+        return t.Image(format=fmt, mipmaps=mipmaps, width=width, height=height, data=r.data[start:start + n])
+
+    def _input_event(self, row: RsrcId, where: str, at: int) -> Any:
+        """Godot 2's InputEvent Variant: the savers wrote its type only (always 0, none)."""
+        return t.InputEvent(type=self.r.read_u32("InputEvent type"))
+
     def _bytes(self, row: RsrcId, where: str, at: int) -> Any:
         r = self.r
         n = r.read_u32("PackedByteArray length")
@@ -421,6 +455,7 @@ _LEAVES: dict[Payload, Callable[[_Parser, RsrcId, str, int], Any]] = {
     Payload.INT64: _Parser._number, Payload.REAL: _Parser._number, Payload.DOUBLE: _Parser._number,
     Payload.RID: _Parser._number, Payload.STRING: _Parser._string, Payload.MATH: _Parser._math,
     Payload.NODE_PATH: _Parser._node_path, Payload.OBJECT: _Parser._object, Payload.BYTES: _Parser._bytes,
+    Payload.IMAGE: _Parser._image, Payload.INPUT_EVENT: _Parser._input_event,
     Payload.PACKED: _Parser._packed, Payload.STRINGS: _Parser._strings,
 }
 

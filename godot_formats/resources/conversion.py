@@ -223,6 +223,8 @@ def convert_resource(rf: ResourceFile, target: str | Dialect, *, policy: str = "
                        header=header, notes=notes, compressed=rf.compressed, big_endian=rf.big_endian)
     if "gcpf" in rf.layout:  # compressed as the original was (mode, block size)
         out.layout["gcpf"] = rf.layout["gcpf"]
+    if "null_objects" in rf.layout:  # the same resources in the same order: text leaves these out
+        out.layout["null_objects"] = rf.layout["null_objects"]
     if rf.format == "text":
         out.version = 3 if dst.major >= 4 else 2
     return out, conv.losses

@@ -39,6 +39,8 @@ class Payload(enum.Enum):
     BYTES = "bytes"        # u32 length, the bytes, padding to 4
     PACKED = "packed"      # u32 count, the elements
     STRINGS = "strings"    # u32 count, strings
+    IMAGE = "image"        # Godot 2: u32 encoding, then (raw) width, height, mipmaps, format, bytes
+    INPUT_EVENT = "input_event"  # Godot 2: u32 event type (the savers wrote 0, "none", only)
 
 
 @attrs.frozen
@@ -70,9 +72,11 @@ RSRC_IDS: tuple[RsrcId, ...] = (
     RsrcId(17, "Transform3D", Payload.MATH),
     RsrcId(18, "Transform2D", Payload.MATH),
     RsrcId(20, "Color", Payload.MATH),
+    RsrcId(21, "Image", Payload.IMAGE, range(1, 3)),
     RsrcId(22, "NodePath", Payload.NODE_PATH),
     RsrcId(23, "RID", Payload.RID),
     RsrcId(24, "Object", Payload.OBJECT),
+    RsrcId(25, "InputEvent", Payload.INPUT_EVENT, range(1, 3)),
     RsrcId(26, "Dictionary", Payload.DICTIONARY),
     RsrcId(30, "Array", Payload.ARRAY),
     RsrcId(31, "PackedByteArray", Payload.BYTES),

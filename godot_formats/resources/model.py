@@ -150,7 +150,8 @@ class ResourceFile:
         if scripts and not allow_scripts:
             where = ", ".join(str(res.id or "the main resource") for res in scripts)
             raise EncodeError(f"the file embeds a script ({where}): loading it in Godot runs it; pass "
-                              "allow_scripts=True to write it anyway (it is copied as it is, never run)")
+                              "allow_scripts=True (--allow-scripts) to write it anyway (it is copied as it is, "
+                              "never run)")
         rf = self
         if dialect is not None:
             rf, _ = self.convert(dialect, policy=policy, property_renames=property_renames)

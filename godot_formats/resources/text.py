@@ -491,6 +491,90 @@ def _godot3_ids(objects: Sequence[Any], keep: bool) -> list[_Id]:
     return list(range(1, len(objects) + 1))
 
 
+def _godot3_sub_ids(resources: Sequence[Resource]) -> list[_Id]:
+    """The ids Godot 3's text saver gives sub-resources loaded from a binary file: the loader
+    sets each one's subindex from its path (``local://4`` is 4), the saver keeps a subindex that
+    is not 0 and not taken already (in save order), and gives each other one the largest id
+    taken + 1 (``ResourceFormatSaverTextInstance::save``)."""
+    subindex = []
+    for res in resources:
+        local = _local_id(res.id)
+        n = int(local) if isinstance(local, str) and local.isascii() and local.isdigit() else 0
+        subindex.append(n if 0 < n < 1 << 31 else 0)
+    used: set[int] = set()
+    for i, n in enumerate(subindex):
+        if n in used:
+            subindex[i] = 0  # repeated
+        elif n:
+            used.add(n)
+    top = max(used, default=0)
+    out: list[_Id] = []
+    for n in subindex:
+        if not n:
+            top = n = top + 1
+        out.append(n)
+    return out
+
+
+def _save_order(rf: ResourceFile, major: int) -> tuple[list[Resource], list[ExtResource]]:
+    """The sub-resources and external resources in the order the engine's text saver finds them
+    (``_find_resources``): depth first from the main resource, each resource's properties sorted
+    by name, a sub-resource after the ones it holds; Godot 3 looks into a Dictionary's values,
+    Godot 4 into its keys and values.  A binary file lists them in another order (its saver does
+    not sort), so a ``.res`` written as text takes this one, which is the engine's own ``.tres``.
+    Resources nothing reaches are kept, after the others, in the file's order.
+
+    The external resources' ids of an *editor* build (``TOOLS_ENABLED``) follow the address of
+    each loaded resource in memory instead (``Map<RES, int>``): no file says what that is, so
+    this is the order of the export templates, which games run."""
+    by_path = {e.path: e for e in rf.external}
+    subs: list[Resource] = []
+    exts: list[ExtResource] = []
+    seen: set[int] = {id(rf.main)}
+    stack: list[tuple[Any, Resource | None]] = [(iter(_sorted_values(rf.main)), rf.main)]
+    while stack:
+        it, owner = stack[-1]
+        value = next(it, _END)
+        if value is _END:
+            stack.pop()
+            if owner is not None and owner is not rf.main:
+                subs.append(owner)
+            continue
+        if isinstance(value, t.ContainerType) and value.script is not None:
+            value = by_path.get(value.script)
+        if isinstance(value, ExtResource):
+            if id(value) not in seen:
+                seen.add(id(value))
+                exts.append(value)
+        elif isinstance(value, Resource):
+            if id(value) not in seen:
+                seen.add(id(value))
+                stack.append((iter(_sorted_values(value)), value))
+        elif id(value) in seen:  # a container met before holds nothing new (and may hold itself)
+            continue
+        elif isinstance(value, list):  # an Array; a typed one's script first (Godot 4)
+            seen.add(id(value))
+            typed = getattr(value, "element_type", None)
+            stack.append((iter([typed, *value] if typed is not None else value), None))
+        elif isinstance(value, (dict, t.Dictionary)):
+            seen.add(id(value))
+            if major >= 4:
+                types = [getattr(value, "key_type", None), getattr(value, "value_type", None)]
+                stack.append((iter([*types, *(x for pair in value.items() for x in pair)]), None))
+            else:
+                stack.append((iter(list(value.values())), None))
+    subs += [r for r in rf.resources if id(r) not in seen]
+    exts += [e for e in rf.external if id(e) not in seen]
+    return subs, exts
+
+
+_END = object()
+
+
+def _sorted_values(res: Resource) -> list[Any]:
+    return [value for _, value in sorted(res.properties.items(), key=lambda item: str(item[0]))]
+
+
 def _godot4_ids(objects: Sequence[Any], keep: bool, fresh: Callable[[int, set[str]], _Id]) -> list[_Id]:
     """Godot 4 ids: an id the model holds is kept (an int one becomes its text, as Godot 4 does
     with a Godot 3 file, unless ``keep``); a missing one is made by ``fresh(index, used)``."""
@@ -619,6 +703,17 @@ class _Writer:
         self.dialect = _DIALECTS[self.major]
         if len({id(r) for r in (*rf.resources, rf.main)}) != len(rf.resources) + 1:
             raise EncodeError("a resource is listed twice in the file's resources (or the main one among them)")
+        #: A binary file's model is written in the order, with the ids, that the engine gives it
+        #: when it loads the ``.res`` and saves it as ``.tres``; a text file's keeps its own.
+        self.from_binary = rf.format == "binary"
+        self.null_objects: dict[int, set[str]] = {}
+        if self.from_binary:
+            found = rf.layout.get("null_objects") if isinstance(rf.layout, dict) else None
+            listed = [*rf.resources, rf.main]
+            if isinstance(found, list) and len(found) == len(listed):
+                self.null_objects = {id(res): set(names) for res, names in zip(listed, found) if names}
+            subs, exts = _save_order(rf, self.major)
+            self.rf = rf = attrs.evolve(rf, resources=subs, external=exts)
         ext_ids, sub_ids = self.ids(from_text)
         self.ext_ids = {id(e): i for e, i in zip(rf.external, ext_ids)}
         self.sub_ids: dict[int, tuple[int, _Id]] = {
@@ -632,7 +727,8 @@ class _Writer:
         """The ids of the external resources and of the sub-resources, in this file's style."""
         rf = self.rf
         if self.major == 3:
-            return _godot3_ids(rf.external, from_text), _godot3_ids(rf.resources, from_text)
+            subs = _godot3_sub_ids(rf.resources) if self.from_binary else _godot3_ids(rf.resources, from_text)
+            return _godot3_ids(rf.external, from_text), subs
         ext_ids: list[_Id] = _godot4_ids(rf.external, self.same, _fresh_ext_id) if from_text else [
             _fresh_ext_id(i, set()) for i in range(len(rf.external))]
         sub_ids = _godot4_ids(rf.resources, self.same, lambda i, used: _fresh_sub_id(
@@ -713,7 +809,10 @@ class _Writer:
     def properties(self, res: Resource, where: str) -> list[str]:
         """``name = value`` lines; an error names the section and the property."""
         lines = []
+        skipped = self.null_objects.get(id(res), ())
         for name, value in res.properties.items():
+            if value is None and name in skipped and name != "script":
+                continue  # a typed Object property left null: the text saver skips it (script it keeps)
             encoded = _property_name(name)
             try:
                 text = to_text(value, self.dialect, version=self.text_version, resources=self.encode,
