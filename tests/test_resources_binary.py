@@ -27,7 +27,7 @@ from godot_formats.resources.opening import open_resource, scan_resource
 from godot_formats.views.text import to_text
 
 RESOURCES = FIXTURES / "resources"
-BINARY = sorted(RESOURCES.glob("godot*/*.res"))
+BINARY = sorted(RESOURCES.glob("godot*/**/*.res"))
 #: Each .res beside the engine's .tres of the same resource.
 TWINS = [(RESOURCES / "godot3" / n, RESOURCES / "godot3" / "save.tres", "godot3")
          for n in ("save.res", "save_c.res", "save_be.res")] + \
