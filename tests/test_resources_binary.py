@@ -212,6 +212,32 @@ def test_damaged_files_raise_only_our_errors(path: Path, edits: list[tuple[int, 
     _all_errors_are_ours(bytes(data))
 
 
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.sampled_from(BINARY), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=8),
+       st.integers(0, 4000))
+def test_explain_lists_any_damaged_file_and_names_the_damage(path: Path, edits: list[tuple[int, int]],
+                                                             cut: int) -> None:
+    """explain reads with the reader itself: it lists what it could read, in file order, and
+    either reads the file whole or names an error; nothing else escapes."""
+    from godot_formats.resources.explain import explain_binary
+    from godot_formats.views.explain import format_lines
+
+    data = bytearray(path.read_bytes()[:cut or None])
+    for at, byte in edits:
+        if data:
+            data[at % len(data)] = byte
+    fields, plain, error = explain_binary(bytes(data))
+    lines = list(format_lines(fields, plain))
+    offsets = [f.offset for f in fields]
+    assert offsets == sorted(offsets) and len(lines) == len(fields) + 1
+    try:
+        read_binary(bytes(data))
+    except DecodeError:
+        assert error is not None
+    else:
+        assert error is None
+
+
 def test_a_huge_count_allocates_nothing() -> None:
     rf = ResourceFile(Resource("Resource", {"a": gf.PackedInt32Array([1])}), [], [], engine=3, version=3)
     data = write_binary(rf)

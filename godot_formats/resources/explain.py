@@ -15,7 +15,7 @@ from typing import Any
 from ..core.errors import DecodeError, GodotFormatsError
 from ..layers.compression import RSCC_MAGIC
 from ..views.explain import Field
-from .binary import _read_rsrc, _Reader
+from .binary import RSRC_MAGIC, _read_rsrc, _Reader
 from .ids import BY_ID
 
 __all__ = ["explain_binary", "explain_text"]
@@ -97,6 +97,8 @@ def explain_binary(data: bytes) -> tuple[list[Field], bytes, str | None]:
     from ..layers.compression import read_gcpf
 
     plain, pos, error = data, 4, None
+    if data[:4] not in (RSRC_MAGIC, RSCC_MAGIC):
+        return [], data, f"at byte 0: not a binary resource file: it starts with {data[:4]!r}, not RSRC or RSCC"
     if data[:4] == RSCC_MAGIC:
         try:
             plain, _ = read_gcpf(data, max_size=max(1 << 20, 100 * len(data)))
