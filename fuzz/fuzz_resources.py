@@ -8,7 +8,8 @@ every input it checks:
 * only :class:`~godot_formats.GodotFormatsError` (a ``ValueError``) comes out of
   ``open_resource``; nothing else, no hang, no memory blow-up (the address space is limited to
   ``ADDRESS_SPACE`` and every input to ``HARD_SECONDS`` of CPU time);
-* ``scan`` of what was read raises nothing;
+* ``scan`` of what was read raises nothing, and ``explain`` lists it whole (no error);
+* what was read, written as ``.tres`` (or refused with the library's error), reads back;
 * what was read writes back: ``rf.to_bytes(allow_scripts=True)`` gives bytes or the library's
   error;
 * the written bytes open again (any error is a finding: the writer wrote what the reader
@@ -73,14 +74,15 @@ class Finding(AssertionError):
 #: Findings already reported and not fixed yet, so that a long run looks for new ones instead
 #: of finding the same one again: name -> predicate on (stage, exception).  Stages: "open",
 #: "scan", "write", "reopen", "rescan", "rewrite", "idempotent".  Each needs its input in
-#: crashes_resources/ and a line in fuzz/README.md.  GF_FUZZ_STRICT=1 ignores them.
+#: crashes_resources/ and a line in fuzz/README.md.  GF_FUZZ_STRICT=1 ignores them.  Stages also
+#: "explain", "as-text", "text-reopen".
 #: Empty: the five findings so far are fixed in cbf5520 (fuzz/README.md).  The form of an entry that
 #: was here until then:  "named-ids-flag-ignored": lambda stage, e: stage == "reopen" and
 #: "no internal resource local://" in str(e)
 KNOWN_FINDINGS: dict[str, Callable[[str, BaseException], bool]] = {}
 KNOWN_HITS: dict[str, int] = {}
 STATS = {"inputs": 0, "skipped_text": 0, "opened": 0, "write_refused": 0, "written": 0, "byte_exact": 0,
-         "wrapped": 0}
+         "wrapped": 0, "as_text": 0, "text_refused": 0}
 #: The library's errors out of writing something it read (tolerated by the contract, but
 #: worth a look): first message of each kind -> count.
 WRITE_REFUSALS: dict[str, int] = {}
@@ -113,6 +115,7 @@ from godot_formats.core.errors import GodotFormatsError  # noqa: E402
 from godot_formats.layers.compression import RSCC_MAGIC, GcpfInfo, write_gcpf  # noqa: E402
 from godot_formats.resources import open_resource, resource_form, scan  # noqa: E402
 from godot_formats.resources import text as _text  # noqa: E402
+from godot_formats.resources.explain import explain_binary, explain_text  # noqa: E402
 
 
 def _text_reader_works() -> bool:
@@ -176,6 +179,9 @@ def check_file(data: bytes) -> None:
     STATS["opened"] += 1
     if _stage("scan", lambda: scan(rf), library_error_is_a_finding=True) is _SKIP:
         return
+    if _stage("explain", lambda: _explain(data), library_error_is_a_finding=True) is _SKIP:
+        return
+    _as_text(rf)
     try:
         first = _stage("write", lambda: rf.to_bytes(allow_scripts=True), library_error_is_a_finding=False)
     except GodotFormatsError as e:
@@ -204,6 +210,32 @@ def check_file(data: bytes) -> None:
                                         f"first difference at byte {at}\n{first.hex()}\n{second.hex()}")
         if not _known("idempotent", finding):
             raise finding
+
+
+def _explain(data: bytes) -> None:
+    """``explain`` of a file that opens lists it whole, with no error (it is the same reader)."""
+    if resource_form(data) == "text":
+        for _ in explain_text(data):
+            pass
+        return
+    _, _, error = explain_binary(data)
+    if error is not None:
+        raise Finding("explain", f"the file opens, but explain stops: {error}")
+
+
+def _as_text(rf: Any) -> None:
+    """A file written as ``.tres`` (the library's error is fine: not every file has a text form)
+    reads back as text."""
+    try:
+        text = _stage("as-text", lambda: rf.to_bytes(format="text", allow_scripts=True),
+                      library_error_is_a_finding=False)
+    except GodotFormatsError:
+        STATS["text_refused"] += 1
+        return
+    if text is _SKIP:
+        return
+    STATS["as_text"] += 1
+    _stage("text-reopen", lambda: open_resource(text), library_error_is_a_finding=True)
 
 
 def wrapped(data: bytes) -> bytes | None:
