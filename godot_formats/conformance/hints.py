@@ -26,7 +26,7 @@ from ..api import dumps, loads
 from ..core.dialects import BasisOrder, Dialect, FloatFormat, IntFormat, get_dialect
 from ..core.errors import GodotFormatsError
 from ..views.jsonform import dumps_json, loads_json
-from . import CRASH, DECODE, ENCODE, FAILED, HANG, Case, Verdict
+from . import CRASH, DECODE, ENCODE, FAILED, HANG, NOT_RUN, PASS, SAME, Case, Verdict
 
 #: A rule's dialect: a registered name, or a function of the engine's dialect (a switch turned).
 DialectSpec = Union[str, Callable[[Dialect], Dialect]]
@@ -232,10 +232,18 @@ def _label(v: Verdict) -> str:
     return f"{v.case}[{v.op}]"
 
 
-def dialect_hints(failing: Sequence[Verdict]) -> list[Hint]:
+def _refusals_hold(rule: Rule, verdicts: Sequence[Verdict], predictor: _Predictor) -> bool:
+    """Whether the implementation refused every engine value the rule's dialect cannot write or read
+    (it passed none of them): only then do agreeing refusals say it follows that rule (an int64
+    refused by a writer of 32-bit ints), rather than that it refuses things."""
+    return not any(v.status == PASS and v.case.expect == SAME and v.case.dialect in rule.engines
+                   and predictor.predict(rule, v) == {REFUSES} for v in verdicts)
+
+
+def dialect_hints(failing: Sequence[Verdict], verdicts: Sequence[Verdict] = ()) -> list[Hint]:
     """The rules of :data:`RULES` that explain the failures, the one explaining most first, each
-    failure explained once.  A rule must match at least one answer exactly: agreeing refusals
-    alone say too little."""
+    failure explained once.  A rule counts when it matches an answer exactly, or when the failures
+    it explains are refusals and the implementation refused everything the rule cannot do."""
     predictor = _Predictor()
     explained: dict[str, dict[int, bool]] = {}  # rule -> failure index -> matched an output (not a refusal)
     for i, v in enumerate(failing):
@@ -246,11 +254,13 @@ def dialect_hints(failing: Sequence[Verdict]) -> list[Hint]:
             if v.case.dialect in rule.engines and _matches(v, answer, predictor.predict(rule, v)):
                 explained.setdefault(rule.name, {})[i] = answer != REFUSES
     by_name = {r.name: r for r in RULES}
+    qualified = {name for name, found in explained.items()
+                 if any(found.values()) or _refusals_hold(by_name[name], verdicts, predictor)}
     left = set(range(len(failing)))
     hints: list[Hint] = []
     while True:
-        scores = {name: [i for i in found if i in left] for name, found in explained.items()
-                  if any(found[i] for i in found if i in left)}
+        scores = {name: [i for i in explained[name] if i in left] for name in qualified}
+        scores = {name: found for name, found in scores.items() if found}
         if not scores:
             return hints
         name = max(scores, key=lambda n: (len(scores[n]), -list(by_name).index(n)))
@@ -287,7 +297,7 @@ def _unsupported_types(failing: Sequence[Verdict], verdicts: Sequence[Verdict]) 
     implementation does not have."""
     groups: dict[tuple[str, str, str], list[Verdict]] = {}
     for v in verdicts:
-        if v.case.expect == "same" and v.status != "not run":
+        if v.case.expect == SAME and v.status != NOT_RUN:
             groups.setdefault((v.case.dialect, v.op, _type_label(v.case)), []).append(v)
     per_dialect_op: dict[tuple[str, str], list[tuple[str, list[Verdict]]]] = {}
     for (dialect, op, label), vs in groups.items():
@@ -318,7 +328,7 @@ def find_hints(verdicts: Sequence[Verdict]) -> list[Hint]:
     failing = [v for v in verdicts if v.status in FAILED]
     if not failing:
         return []
-    hints = dialect_hints(failing)
+    hints = dialect_hints(failing, verdicts)
     explained = {case for h in hints for case in h.cases}
     left = [v for v in failing if _label(v) not in explained]
     rest = [v for v in verdicts if _label(v) not in explained]

@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -189,6 +190,27 @@ class Adapter:
             self._answered.add(request_id)
 
 
+#: The deepest answer line read: the JSON form of a value nested as deep as the engines allow (1024
+#: containers; a Dictionary is two JSON levels), with room to spare.  Deeper lines are not read (a
+#: line of 100,000 "[" would cost the slow parser a fifth of a second, each time).
+MAX_ANSWER_DEPTH = 4 * 1024
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deeper_than(line: str, limit: int) -> bool:
+    """Whether the JSON text nests deeper than ``limit`` (strings skipped); stops at the first level past it."""
+    depth = 0
+    for m in _BRACKETS.finditer(line):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in "]}":
+            depth -= 1
+    return False
+
+
 def _parse_line(line: str) -> Any:
     """An answer line as JSON, at any depth: a decode of the corpus's deepest value (1025 Arrays) is
     deeper than the json module recurses, so such a line is read again with the JSON form's own
@@ -197,6 +219,8 @@ def _parse_line(line: str) -> Any:
         return json.loads(line)
     except RecursionError:
         pass
+    if _deeper_than(line, MAX_ANSWER_DEPTH):
+        raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
     try:
         obj, end = _raw_decode_iteratively(line, 0)
     except (IndexError, KeyError, TypeError) as e:
@@ -312,8 +336,10 @@ DEFAULT_TIME_LIMIT = 900.0
 #: Starts in a row that may fail to answer the opening request before the adapter is taken for broken.
 START_FAILURES = 3
 #: The opening request of every start: which operations the adapter supports (docs/conformance.md).
+#: It carries a round trip's fields (of no bytes), so that an adapter written before there were
+#: operations, which may read them without looking at "op", answers it instead of failing.
 HELLO_ID = 0
-HELLO = b'{"id":0,"op":"operations"}\n'
+HELLO = b'{"id":0,"op":"operations","dialect":"godot4","objects":false,"hex":""}\n'
 
 
 @dataclass
@@ -449,10 +475,10 @@ class _Session:
 
 
 def declared_operations(answer: Answer, problems: list[str]) -> tuple[str, ...]:
-    """The operations an answer to the opening request declares.  An ``error`` answer is an adapter
-    written before operations were declared: it does the round trip (docs/conformance.md)."""
+    """The operations an answer to the opening request declares.  An ``error`` or ``hex`` answer is
+    an adapter written before operations were declared: it does the round trip (docs/conformance.md)."""
     r = answer.response
-    if r is not None and "error" in r and "operations" not in r:
+    if r is not None and ("error" in r or "hex" in r) and "operations" not in r:
         return (ROUNDTRIP,)
     ops = r.get("operations") if r is not None else None
     if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
