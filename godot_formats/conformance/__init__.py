@@ -283,10 +283,11 @@ def judge_decode(case: Case, *, value: Any = NO_VALUE, error: str | None = None)
 
 
 def _raw_json(value: Any) -> str:
+    """An answer that is not a value in the JSON form, as text to show (it may nest past any limit)."""
     try:
         return json.dumps(value, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError, RecursionError):
-        return repr(value)[:1000]
+        return "(an answer nested too deep to show)"
 
 
 # -- a verdict in words (the report's lines, and Verdict.describe) ----------------------------------

@@ -61,6 +61,10 @@ class Rule:
     dialect: DialectSpec
     #: What the pattern does to a value before writing it (None: nothing).
     value: Callable[[Any], Any] | None = None
+    #: Whether agreeing refusals alone tell the pattern: only where what the rule cannot write is
+    #: narrow (ints beyond 32 bits).  A whole dialect refuses too much (every type it lacks) for an
+    #: implementation's refusals to say it follows that dialect.
+    refusals_tell: bool = False
 
     def variant(self, engine: str) -> Dialect:
         spec = self.dialect
@@ -91,7 +95,7 @@ RULES: tuple[Rule, ...] = (
     Rule("godot3.0", "ints always written 64-bit with the flag (Godot 3.0.x; the engine writes 32 bits when "
          "the value fits)", ("godot3",), "godot3.0"),
     Rule("int32", "ints are written 32-bit only (the engine writes a value beyond 32 bits as 64-bit with the "
-         "flag)", BOTH, _switch(int_format=IntFormat.I32), value=_wrap_int32),
+         "flag)", BOTH, _switch(int_format=IntFormat.I32), value=_wrap_int32, refusals_tell=True),
     Rule("int64-flag", "ints are always written 64-bit with the flag (the engine writes 32 bits when the "
          "value fits)", ("godot4",), _switch(int_format=IntFormat.FLAG64)),
     Rule("int64", "ints are always written as 8 bytes without the flag", BOTH, _switch(int_format=IntFormat.I64)),
@@ -241,9 +245,10 @@ def _refusals_hold(rule: Rule, verdicts: Sequence[Verdict], predictor: _Predicto
 
 
 def dialect_hints(failing: Sequence[Verdict], verdicts: Sequence[Verdict] = ()) -> list[Hint]:
-    """The rules of :data:`RULES` that explain the failures, the one explaining most first, each
-    failure explained once.  A rule counts when it matches an answer exactly, or when the failures
-    it explains are refusals and the implementation refused everything the rule cannot do."""
+    """The rules of :data:`RULES` that explain the failures, the one matching most answers exactly
+    first, each failure explained once.  A rule is chosen for the failures left only while it matches
+    one of them exactly, or, for a rule whose refusals tell (:attr:`Rule.refusals_tell`), while the
+    implementation refused everything the rule cannot write (``verdicts``: the whole run)."""
     predictor = _Predictor()
     explained: dict[str, dict[int, bool]] = {}  # rule -> failure index -> matched an output (not a refusal)
     for i, v in enumerate(failing):
@@ -254,16 +259,20 @@ def dialect_hints(failing: Sequence[Verdict], verdicts: Sequence[Verdict] = ()) 
             if v.case.dialect in rule.engines and _matches(v, answer, predictor.predict(rule, v)):
                 explained.setdefault(rule.name, {})[i] = answer != REFUSES
     by_name = {r.name: r for r in RULES}
-    qualified = {name for name, found in explained.items()
-                 if any(found.values()) or _refusals_hold(by_name[name], verdicts, predictor)}
+    # Refusals alone qualify a rule only where they tell (see Rule.refusals_tell).
+    by_refusals = {name for name in explained
+                   if by_name[name].refusals_tell and _refusals_hold(by_name[name], verdicts, predictor)}
     left = set(range(len(failing)))
     hints: list[Hint] = []
     while True:
-        scores = {name: [i for i in explained[name] if i in left] for name in qualified}
-        scores = {name: found for name, found in scores.items() if found}
+        scores = {name: [i for i in found if i in left] for name, found in explained.items()}
+        scores = {name: chosen for name, chosen in scores.items()
+                  if any(explained[name][i] for i in chosen) or (chosen and name in by_refusals)}
         if not scores:
             return hints
-        name = max(scores, key=lambda n: (len(scores[n]), -list(by_name).index(n)))
+        # Exact answers first: agreeing refusals are weaker evidence than the same bytes.
+        name = max(scores, key=lambda n: (sum(explained[n][i] for i in scores[n]), len(scores[n]),
+                                          -list(by_name).index(n)))
         chosen = scores[name]
         outputs = sum(explained[name][i] for i in chosen)
         hints.append(Hint(name, by_name[name].says, [_label(failing[i]) for i in chosen], outputs,
