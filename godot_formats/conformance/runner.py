@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
 from ..core.errors import AdapterError
-from ..views.jsonform.parser import _raw_decode_iteratively
+from ..views.jsonform.parser import raw_decode_deep
 from . import CRASH, DECODE, HANG, NOT_RUN, OPERATIONS, ROUNDTRIP, Case, Verdict, _reaper, judge, judge_decode
 
 #: The longest adapter line quoted in a report.
@@ -222,7 +222,7 @@ def _parse_line(line: str) -> Any:
     if _deeper_than(line, MAX_ANSWER_DEPTH):
         raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
     try:
-        obj, end = _raw_decode_iteratively(line, 0)
+        obj, end = raw_decode_deep(line, 0)
     except (IndexError, KeyError, TypeError) as e:
         raise ValueError(str(e)) from None
     if line[end:].strip():
