@@ -43,6 +43,7 @@ from .common import (
     internal_error,
     one_line,
     printable,
+    write_stdout,
 )
 
 
@@ -293,6 +294,8 @@ def convert_one(job: Job, args: argparse.Namespace) -> Outcome:
         return job.refused
     try:
         return _convert_one(job, args)
+    except BrokenPipeError:
+        raise  # standard output closed by its reader (-o -): the whole command ends quietly (tool.main)
     except Exception as e:  # a bug, not bad input: this file fails with one line
         return Outcome("failed", internal_error(e))
 
@@ -328,8 +331,7 @@ def _convert_one(job: Job, args: argparse.Namespace) -> Outcome:
         return Outcome("failed", f"{e}{hint}")
     status = "unchanged" if out == data else "converted"
     if job.dest is None:
-        sys.stdout.buffer.write(out)
-        sys.stdout.buffer.flush()
+        write_stdout(out)
         return Outcome(status, f"{how} -> <stdout>", tuple(losses))
     if same_file and status == "unchanged":
         return Outcome(status, how, tuple(losses))

@@ -1,0 +1,94 @@
+"""The command line's small rubs, each found by a new user (issue 24): a closed pipe, record numbers,
+``set``'s note, where a layer's header error is, progress inside a large file, the version.
+
+The pipe tests run ``python -m godot_formats`` from the repository root (this tree's package), with
+a real pipe whose reader goes away, as ``| head -1`` does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import godot_formats as gf
+from godot_formats import tool
+from godot_formats.layers.encryption import GdecInfo, write_gdec
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "saves"
+
+
+def main(*args: Any) -> tuple[int, str, str]:
+    """``godot-formats ARGS`` in this process: (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = tool.main([str(a) for a in args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def store_var(*values: Any, dialect: str = "godot4") -> bytes:
+    return b"".join(struct.pack("<I", len(b)) + b for b in (gf.dumps(v, dialect) for v in values))
+
+
+@pytest.fixture(scope="module")
+def big_save(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A save whose every view is megabytes long: far more than a pipe holds (64 KiB on Linux)."""
+    path = tmp_path_factory.mktemp("big") / "big.sav"
+    path.write_bytes(store_var({f"key{i}": [i, f"text {i}", gf.Vector2(i, -i)] for i in range(30000)},
+                               {"second": True}))
+    return path
+
+
+# -- a closed pipe ends every command quietly, as cat does ---------------------------------------------------
+
+
+def _cut_pipe(*args: str) -> tuple[int, bytes, bytes]:
+    """Run the command with its standard output read a little, then closed (``| head -c 100``)."""
+    p = subprocess.Popen([sys.executable, "-m", "godot_formats", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    first = p.stdout.read(100)
+    p.stdout.close()
+    err = p.stderr.read()
+    p.stderr.close()
+    return p.wait(timeout=120), first, err
+
+
+@pytest.mark.parametrize("command", [["explain"], ["dump"], ["dump", "--tree"], ["dump", "--json"],
+                                     ["convert", "--to", "godot3", "-o", "-"]],
+                         ids=lambda c: " ".join(c))
+def test_a_closed_pipe_ends_the_command_quietly(big_save: Path, command: list[str]) -> None:
+    status, first, err = _cut_pipe(*command, str(big_save))
+    assert first  # it did write
+    assert status == tool.EXIT_BROKEN_PIPE == 141, (status, err)  # 128 + SIGPIPE: what a shell says for cat
+    assert b"Broken pipe" not in err and b"Traceback" not in err and b"Exception ignored" not in err, err
+
+
+def test_a_closed_pipe_after_the_last_write_is_quiet_too(tmp_path: Path) -> None:
+    """The output is still in Python's buffer when the command returns: the flush fails inside main,
+    not at the interpreter's exit (which would print 'Exception ignored')."""
+    path = tmp_path / "small.sav"
+    path.write_bytes(store_var([1, 2, 3]))
+    p = subprocess.Popen([sys.executable, "-m", "godot_formats", "dump", str(path)], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # the reader is gone before the command writes anything
+    err = p.stderr.read()
+    p.stderr.close()
+    assert p.wait(timeout=120) in (0, tool.EXIT_BROKEN_PIPE)  # 0 when the line fit before the reader left
+    assert b"Broken pipe" not in err and b"Exception ignored" not in err, err
+
+
+def test_a_whole_output_still_exits_0(big_save: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "godot_formats", "dump", "--tree", str(big_save)], cwd=ROOT,
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.count(b"\n") > 30000
