@@ -92,3 +92,59 @@ def test_a_whole_output_still_exits_0(big_save: Path) -> None:
     p = subprocess.run([sys.executable, "-m", "godot_formats", "dump", "--tree", str(big_save)], cwd=ROOT,
                        capture_output=True, timeout=120)
     assert p.returncode == 0 and p.stdout.count(b"\n") > 30000
+
+
+# -- records count from 1 everywhere -------------------------------------------------------------------------
+
+
+def test_every_view_counts_records_from_1(tmp_path: Path) -> None:
+    path = tmp_path / "two.sav"
+    path.write_bytes(store_var({"a": 1}, {"b": 2}))
+    status, tree, _ = main("dump", "--tree", path)
+    assert status == 0 and [line for line in tree.splitlines() if line.startswith("record")] == \
+        ["record 1 of 2:", "record 2 of 2:"]
+    status, text, _ = main("dump", path)
+    assert status == 0 and "; record 1 of 2\n" in text and "; record 2 of 2\n" in text
+    status, listing, _ = main("explain", path)
+    assert status == 0 and "store_var record 1: length prefix" in listing and "record 0" not in listing
+    status, _, err = main("set", path, "b", "3", "--record", "2")
+    assert status == 0 and err.startswith("record 2: b: 2 -> 3")
+
+
+def test_load_names_a_bad_value_by_its_record_from_1(tmp_path: Path) -> None:
+    text = tmp_path / "two.txt"
+    text.write_text('1\nObject(Node,"name":"x")\n')
+    status, _, err = main("load", text, "-o", tmp_path / "out.sav", "--framing", "store_var", "--dialect", "godot4")
+    assert status == 1 and err.startswith("godot-formats load: record 2: Object Node"), err
+
+
+# -- set's note quotes what the user typed -------------------------------------------------------------------
+
+
+@pytest.fixture()
+def mixed(tmp_path: Path) -> Path:
+    path = tmp_path / "mixed.sav"
+    path.write_bytes(store_var({"hp": 2.5, "n": 3, "flag": True}))
+    return path
+
+
+@pytest.mark.parametrize("typed, hint", [("4", "write 4.0 for a float"), ("-7", "write -7.0 for a float"),
+                                         ("  12 ", "write 12.0 for a float")])
+def test_set_a_float_to_an_int_quotes_the_value_typed(mixed: Path, typed: str, hint: str) -> None:
+    status, _, err = main("set", mixed, "hp", typed)
+    assert status == 0 and f"the type changes from float to int ({hint})" in err, err
+    assert "100.0" not in err
+
+
+def test_set_hint_in_the_json_form(mixed: Path) -> None:
+    status, _, err = main("set", mixed, "hp", '"i:12"', "--json")
+    assert status == 0 and 'the type changes from float to int (write "f:12" for a float)' in err, err
+
+
+@pytest.mark.parametrize("path, typed, change", [("hp", "true", "from float to bool"), ("n", "4.5", "from int to float"),
+                                                 ("hp", '"x"', "from float to str"), ("flag", "1", "from bool to int")])
+def test_set_says_nothing_of_floats_unless_a_float_became_an_int(mixed: Path, path: str, typed: str,
+                                                                 change: str) -> None:
+    status, _, err = main("set", mixed, path, typed)
+    assert status == 0 and f"the type changes {change}\n" in err, err
+    assert "for a float" not in err
