@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +141,67 @@ def test_set_hint_in_the_json_form(mixed: Path) -> None:
     assert status == 0 and 'the type changes from float to int (write "f:12" for a float)' in err, err
 
 
-@pytest.mark.parametrize("path, typed, change", [("hp", "true", "from float to bool"), ("n", "4.5", "from int to float"),
-                                                 ("hp", '"x"', "from float to str"), ("flag", "1", "from bool to int")])
+@pytest.mark.parametrize("path, typed, change", [("hp", "true", "from float to bool"),
+                                                 ("n", "4.5", "from int to float"),
+                                                 ("hp", '"x"', "from float to str"),
+                                                 ("flag", "1", "from bool to int")])
 def test_set_says_nothing_of_floats_unless_a_float_became_an_int(mixed: Path, path: str, typed: str,
                                                                  change: str) -> None:
     status, _, err = main("set", mixed, path, typed)
     assert status == 0 and f"the type changes {change}\n" in err, err
     assert "for a float" not in err
+
+
+# -- a layer's header error says it is the header, and where in the file ---------------------------------------
+
+
+@pytest.mark.parametrize("command", ["dump", "explain", "detect", "unwrap"])
+def test_every_command_says_a_layer_header_error_is_in_the_header(tmp_path: Path, command: str) -> None:
+    broken = bytearray((EXAMPLES / "godot3_compressed.sav").read_bytes())
+    struct.pack_into("<I", broken, 8, 0)  # the block size
+    path = tmp_path / "c.sav"
+    path.write_bytes(bytes(broken))
+    nested = tmp_path / "e.sav"
+    nested.write_bytes(write_gdec(bytes(broken), GdecInfo(3), password="pw"))
+    _, out, err = main(command, path)
+    assert "at byte 8 of the file, in the compressed file's header: block size 0" in out + err
+    _, out, err = main(command, nested, "--password", "pw")
+    assert ("at byte 8 of the decrypted data (byte 40 of the file), in the compressed layer's header: block size 0"
+            in out + err)
+
+
+# -- progress inside a large file --------------------------------------------------------------------------------
+
+
+def test_progress_ticks_inside_a_slow_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """One large save used to show nothing for 20 s: the line now says what the file is doing and
+    for how long (here a conversion made slow, and the ticker made fast)."""
+    from godot_formats.commands import convert as convert_command
+
+    real = convert_command.convert_bytes
+
+    def slow(data: bytes, args: Any, step: Any = None) -> Any:
+        step("converting")
+        time.sleep(0.6)
+        return real(data, args)
+
+    monkeypatch.setattr(convert_command, "convert_bytes", slow)
+    monkeypatch.setattr(convert_command.Progress, "tick", 0.05)
+    source = tmp_path / "big.sav"
+    source.write_bytes(store_var({"a": 1.5}, dialect="godot3"))
+    status = tool.main(["convert", str(source), "--to", "godot4", "-o", str(tmp_path / "out.sav"),
+                        "--progress", "always"])
+    out, err = capsys.readouterr()
+    assert status == 0 and out.startswith("converted")
+    frames = [f.strip() for f in err.split("\r") if f.strip()]
+    assert any(re.fullmatch(r"\[\.{20}\] 0/1 .*big\.sav: converting, \d+ s", f) for f in frames), frames
+    assert frames[-1] == "[####################] 1/1 done"
+
+
+def test_progress_is_off_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "a.sav"
+    source.write_bytes(store_var(1, dialect="godot3"))
+    status = tool.main(["convert", str(source), "--to", "godot4", "-o", str(tmp_path / "b.sav")])
+    _, err = capsys.readouterr()
+    assert status == 0 and "\r" not in err
