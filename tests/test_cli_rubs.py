@@ -205,3 +205,24 @@ def test_progress_is_off_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: p
     status = tool.main(["convert", str(source), "--to", "godot4", "-o", str(tmp_path / "b.sav")])
     _, err = capsys.readouterr()
     assert status == 0 and "\r" not in err
+
+
+# -- one version: --version, the package, the build and the CHANGELOG agree ---------------------------------------
+
+
+def test_the_version_is_said_the_same_everywhere() -> None:
+    with pytest.raises(SystemExit) as exit_info, contextlib.redirect_stdout(io.StringIO()) as printed:
+        tool.main(["--version"])
+    status, out = int(exit_info.value.code or 0), printed.getvalue()
+    assert status == 0 and out == f"godot-formats {gf.__version__}\n"
+    # pyproject.toml reads it from core/version.py: no second copy to forget
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^dynamic = \["version"\]', pyproject, re.M)
+    assert 'version = { attr = "godot_formats.core.version.__version__" }' in pyproject
+    assert not re.search(r'^version = "', pyproject, re.M)
+    # the CHANGELOG's top section is this version: "(unreleased)" while it is a .dev version
+    top = re.search(r"^## (\S+)(.*)$", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert top is not None
+    release, dev, rest = gf.__version__.partition(".dev")
+    assert top.group(1) == release, (top.group(0), gf.__version__)
+    assert ("unreleased" in top.group(2)) == bool(dev), (top.group(0), gf.__version__)
