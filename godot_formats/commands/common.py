@@ -405,7 +405,7 @@ def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
 
 def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
     """Write ``sf`` back over ``path`` (a backup first), or say that nothing changed."""
-    data, _ = sf.to_bytes()
+    data = sf.to_bytes()
     if data == original:
         print(f"godot-formats {command}: no change; {path} not written", file=sys.stderr)
         return 0

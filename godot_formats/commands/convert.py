@@ -3,7 +3,7 @@
 Each file is read (raw ``var_to_bytes`` data, or ``store_var``/``put_var`` records with
 their u32 length prefix, which is kept and recomputed), read once
 (:mod:`godot_formats.reading`, as ``gf.open`` reads it), converted with its layers
-(``SaveFile.to_bytes``) and written atomically: a temporary
+(``SaveFile.convert``) and written atomically: a temporary
 file in the destination folder, then ``os.replace``, so a crash never leaves half a
 save file (a symlink is written through: its target is replaced, the link kept).  An
 input is never overwritten without ``--overwrite``.  Every destination is decided and
@@ -255,7 +255,7 @@ Step = Callable[[str], None]
 
 
 def convert_bytes(data: bytes, args: argparse.Namespace, step: Step = _no_step) -> tuple[bytes, str, list[Loss]]:
-    """Convert one file's bytes through its one reading (``gf.open``) and ``SaveFile.to_bytes``: the
+    """Convert one file's bytes through its one reading (``gf.open``) and ``SaveFile.convert``: the
     layers migrate with the values (a Godot 3 encrypted save becomes a Godot 4 one with the same
     password and a fresh IV).  Returns (output, description, losses).  ``step`` is told each stage
     as it starts, so a large file shows what it is doing (:class:`Progress`)."""
@@ -277,7 +277,8 @@ def convert_bytes(data: bytes, args: argparse.Namespace, step: Step = _no_step) 
     except DecodeError as e:
         raise located(e) from None
     step("converting")
-    out, losses = sf.to_bytes(dialect=args.to, policy=args.policy)
+    converted, losses = sf.convert(args.to, policy=args.policy)
+    out = converted.to_bytes()
     how = f"{sf.dialect.name} -> {args.to}"
     if sf.encryption is not None or sf.compression is not None or sf.container not in ("store_var", "var_to_bytes"):
         how += f" ({describe_layers(sf)})"

@@ -157,7 +157,7 @@ def save_bytes(header: dict[str, Any], values: list[Any], args: argparse.Namespa
     password, key = credentials(args)
     sf = SaveFile.from_header(header, values, password=password, key=key, allow_objects=args.allow_objects)
     try:
-        data, _ = sf.to_bytes()
+        data = sf.to_bytes()
     except EncodeError as e:
         reason = str(e)
         if "password or key" in reason:

@@ -894,14 +894,14 @@ def convert_with_report(data: bytes | bytearray | memoryview, source: DialectLik
     if trailing:
         losses.append(Loss("", f"{trailing} byte(s) after the value are not part of it (the engine ignores "
                                "them): not written", bytes(data[end:]), None))
+    new_value = value
+    if src is not dst:
+        new_value, value_losses = convert_value(value, src, dst, policy="lossy")
+        losses += value_losses
     if losses and policy == "strict":
-        raise ConversionError(losses)
+        raise ConversionError(losses)  # every loss at once: the bytes after the value and the value's own
     if src is dst:  # nothing to convert: the value's bytes are kept exactly as they were
         return bytes(data[:end]), losses
-    new_value, value_losses = convert_value(value, src, dst, policy="lossy")
-    losses += value_losses
-    if losses and policy == "strict":
-        raise ConversionError(losses)
     return encoder_for(dst, allow_objects).encode(new_value), losses
 
 
