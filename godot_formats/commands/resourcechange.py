@@ -11,6 +11,8 @@ value whose text was left alone taken from the file, so no float loses a bit to 
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,8 @@ def open_resource_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any
         raise GodotFormatsError("needs a file to write back, not standard input")
     path = Path(args.file)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a FIFO or a device is refused by the save-file path, before it is opened
         with open(path, "rb") as f:
             head = f.read(64)  # the form is told by the first bytes: a save file is read once, later
     except OSError:
