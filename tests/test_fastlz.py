@@ -319,3 +319,20 @@ def test_both_backends_agree_on_a_small_save() -> None:
     blob = cz.write_gcpf(plain, cz.GcpfInfo())
     assert cz.read_gcpf(blob)[0] == plain
     assert fastlz.decompress(fastlz.compress(plain), len(plain)) == plain
+
+
+CORPUS = sorted((FIXTURES.parent / "fuzz" / "corpus-fastlz").glob("*"))
+
+
+@needs_c
+def test_the_fuzz_corpus_gives_the_reference_outcome() -> None:
+    """fuzz/corpus-fastlz (seeds and what the sanitizer runs learnt): each input as a stream and as
+    bytes to compress, as fuzz_compiled.py's FastLZ part checks them (fuzz/README.md)."""
+    assert len(CORPUS) > 100
+    for path in CORPUS:
+        data = path.read_bytes()
+        both_decompress(data, len(data) * 4 + 16)
+        stream = fastlz.compress(data, backend="c")
+        assert stream == fastlz.compress(data, backend="python"), path.name
+        if data:
+            assert both_decompress(stream, len(data) - 1)[0] == "DecodeError"

@@ -272,7 +272,7 @@ level_of(PyObject *level)
 
 PyDoc_STRVAR(compress_doc,
 "compress(data: bytes, level: int | None = None) -> bytes\n--\n\n"
-"FastLZ 0.5.0's compressor: fastlz.py's compress (the reference), byte for byte.\n\n"
+"FastLZ 0.5.0's compressor: fastlz.py's reference_compress, byte for byte.\n\n"
 "level None chooses as fastlz_compress does (1 below 64 KiB, else 2); 1 or 2 force it.\n"
 "Inputs under 4 bytes are one literal run with no level marker; empty input gives b''.");
 
@@ -514,8 +514,8 @@ decode_error(Py_ssize_t at, PyObject *reason)
 
 PyDoc_STRVAR(decompress_doc,
 "decompress(data: bytes, max_output: int) -> bytes\n--\n\n"
-"One FastLZ stream (level 1 or 2) of at most max_output bytes: fastlz.py's decompress (the\n"
-"reference), with the same DecodeError (offset and message) for every stream it refuses.\n"
+"One FastLZ stream (level 1 or 2) of at most max_output bytes: fastlz.py's reference_decompress\n"
+"with the same DecodeError (offset and message) for every stream it refuses.\n"
 "The output buffer is allocated once, at the exact size of the result.");
 
 static PyObject *

@@ -28,8 +28,8 @@ the compressed stream.  Where the C decoder stops by design, so does this one
 ignored as the engine ignores it).  Time and memory are linear: every
 instruction consumes input, and the output never grows past ``max_output``.
 
-The compiled core has the same two functions in C (``godot_formats/core/_cfastlz.c``, about
-50-100 times faster): :func:`compress` and :func:`decompress` use it when it is built (see
+The compiled core has the same two functions in C (``godot_formats/core/_cfastlz.c``, 100 to
+250 times faster): :func:`compress` and :func:`decompress` use it when it is built (see
 :mod:`godot_formats.core.accel`; ``GODOT_FORMATS_PURE=1`` turns it off), and
 :func:`reference_compress` / :func:`reference_decompress`, the code below, stay the statement
 of the rules.  The C twin gives the same bytes and the same errors for every input
