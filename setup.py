@@ -1,8 +1,9 @@
-"""The optional compiled core (godot_formats.core._cdecode, godot_formats.core._cencode).
+"""The optional compiled core (godot_formats.core._cdecode, _cencode and _cfastlz).
 
 Everything else is in pyproject.toml.  The extensions are optional: where no C compiler is
 found the build says so in one line and the package installs without them, and the
-pure-Python reference codec does all the work (``godot_formats.backend == "python"``).
+pure-Python reference codec does all the work (``godot_formats.backend == "python"``), and
+the pure-Python FastLZ port (``godot_formats.layers.fastlz``) compresses.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ setup(
         Extension("godot_formats.core._cdecode", ["godot_formats/core/_cdecode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
                   optional=True),
         Extension("godot_formats.core._cencode", ["godot_formats/core/_cencode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
+                  optional=True),
+        Extension("godot_formats.core._cfastlz", ["godot_formats/core/_cfastlz.c"], extra_compile_args=EXTRA,
                   optional=True),
     ],
     cmdclass={"build_ext": OptionalBuildExt},

@@ -10,7 +10,12 @@ seen too.  For every input, in seven dialects, with ``allow_objects`` off and on
 * the compiled decoder and the reference give the same outcome: the same value (NaN-aware) and
   end offset, or the same error class, byte offset and message;
 * the decoded value is written alike by the compiled writer and the reference: the same bytes
-  or the same error.
+  or the same error;
+* FastLZ (godot_formats/core/_cfastlz.c against layers/fastlz.py): the input, as a stream,
+  decompresses alike at three caps; compressed at each level it gives the same bytes, which
+  decompress alike whole, one byte short and damaged.
+
+``GF_FUZZ_PART=codec`` or ``fastlz`` fuzzes one of the two (default: both).
 
 Anything else -- a sanitizer report, a segfault, a mismatch, any other exception -- is a
 finding that libFuzzer saves under ``-artifact_prefix``.  A finding becomes a regression test
@@ -28,23 +33,31 @@ from pathlib import Path
 from typing import Any
 
 MUTATE = sys.argv[1:2] == ["--mutate"]
+#: Runs that need no libFuzzer (nor atheris): random mutation, and writing the seeds.
+NO_FUZZER = MUTATE or sys.argv[1:2] == ["--write-seeds"]
+#: What each input goes through: "codec" (the Variant reader and writer), "fastlz", or both.
+PART = os.environ.get("GF_FUZZ_PART", "all")
+if PART not in ("all", "codec", "fastlz"):
+    raise SystemExit(f"GF_FUZZ_PART must be all, codec or fastlz, not {PART!r}")
 #: Guide by the Python reference's branches too.  Off by default: with the extensions built
 #: by clang (run_compiled.sh), libFuzzer sees the C branches, which are what this target is
 #: for, and instrumenting the Python side makes each input about 20 times slower.
 PYTHON_COVERAGE = os.environ.get("GF_FUZZ_PYTHON_COVERAGE", "") not in ("", "0")
-if MUTATE or not PYTHON_COVERAGE:
+if NO_FUZZER or not PYTHON_COVERAGE:
     import godot_formats as gf
     from godot_formats.codec import Decoder, Encoder
     from godot_formats.dialects import get_dialect
     from godot_formats.keys import same_value
-if not MUTATE:
+    from godot_formats.layers import fastlz
+if not NO_FUZZER:
     import atheris
-if not MUTATE and PYTHON_COVERAGE:
+if not NO_FUZZER and PYTHON_COVERAGE:
     with atheris.instrument_imports(include=["godot_formats"]):
         import godot_formats as gf
         from godot_formats.codec import Decoder, Encoder
         from godot_formats.dialects import get_dialect
         from godot_formats.keys import same_value
+        from godot_formats.layers import fastlz
 
 DIALECTS = ("godot4", "godot3", "godot4.0", "godot4-double", "godot3.0", "docs-godot4", "godot2")
 PAIRS = {(name, objects): (Decoder(get_dialect(name), allow_objects=objects, backend="c"),
@@ -62,9 +75,52 @@ def _outcome(fn: Any, arg: Any) -> tuple[str, Any]:
 
 
 def test_one_input(data: bytes) -> None:
-    """Decode alike, write the decoded value alike; then write a value built from the bytes alike."""
-    decode_alike(data)
-    encode_alike(build_value(data))
+    """Decode alike, write the decoded value alike; then write a value built from the bytes alike;
+    then FastLZ alike."""
+    if PART != "fastlz":
+        decode_alike(data)
+        encode_alike(build_value(data))
+    if PART != "codec":
+        fastlz_alike(data)
+
+
+def _fastlz_outcome(fn: Any, *args: Any, **options: Any) -> tuple[str, Any]:
+    try:
+        return "ok", fn(*args, **options)
+    except gf.GodotFormatsError as e:
+        return type(e).__name__, (str(e), getattr(e, "offset", None))
+
+
+def _decompress_alike(stream: bytes, cap: int) -> tuple[str, Any]:
+    got = _fastlz_outcome(fastlz.decompress, stream, cap, backend="c")
+    want = _fastlz_outcome(fastlz.decompress, stream, cap, backend="python")
+    if got != want:
+        raise AssertionError(f"FastLZ decompress cap={cap}: compiled {got!r:.300} reference {want!r:.300}")
+    if got[0] == "ok" and len(got[1]) > cap:
+        raise AssertionError(f"FastLZ decompress gave {len(got[1])} bytes, over the cap {cap}")
+    return got
+
+
+def fastlz_alike(data: bytes) -> None:
+    """The compiled FastLZ and the reference on one input: as a stream, at a cap that fits most
+    of what it can make, one from its last byte, and none; and as bytes to compress at each
+    level, whose stream must then decompress to the input, refuse a cap one byte short alike,
+    and, damaged where the input's first bytes say, decompress alike."""
+    for cap in (len(data) * 4 + 16, data[-1] * 37 if data else 0, 1 << 40):
+        _decompress_alike(data, cap)
+    for level in (None, 1, 2):
+        stream = fastlz.compress(data, level, backend="c")
+        want = fastlz.compress(data, level, backend="python")
+        if stream != want:
+            raise AssertionError(f"FastLZ compress level={level}: {len(stream)} bytes, the reference {len(want)}")
+        if not data:
+            continue
+        if _decompress_alike(stream, len(data)) != ("ok", data):
+            raise AssertionError(f"FastLZ level={level}: the stream does not give the input back")
+        _decompress_alike(stream, len(data) - 1)
+        damaged = bytearray(stream)
+        damaged[data[0] % len(damaged)] ^= data[1 % len(data)] | 1
+        _decompress_alike(bytes(damaged[: len(damaged) - data[-1] % 3]), len(data))
 
 
 def decode_alike(data: bytes) -> None:
@@ -236,7 +292,52 @@ def mutate(seconds: float, dirs: list[str]) -> None:
     print(f"fuzz_compiled: {len(blobs)} inputs replayed, {n} mutations, no finding", flush=True)
 
 
+def write_seeds() -> None:
+    """``--write-seeds``: fuzz/corpus-fastlz, the FastLZ part's seeds.
+
+    Each block of the engines' FastLZ files (fixtures/containers) as a stream and as its
+    plaintext, and streams of the shapes the rules are about: a level 2 far match (a 9 KB
+    block repeated), a level 2 length chain (a long run), a level 1 split match, and the
+    sub-4-byte literal.
+    """
+    import hashlib
+    import json
+    import struct
+
+    root = Path(__file__).resolve().parent.parent
+    out = root / "fuzz" / "corpus-fastlz"
+    out.mkdir(exist_ok=True)
+    seeds: list[bytes] = []
+    for name in ("godot3_containers.jsonl", "godot4_containers.jsonl"):
+        for line in (root / "fixtures" / "containers" / name).read_text(encoding="utf-8").splitlines():
+            record = json.loads(line) if line.strip() else {}
+            if record.get("container") not in ("compressed", "raw_compressed") or record["params"]["mode"] != 0:
+                continue
+            blob = bytes.fromhex(record["file_hex"])
+            if record["container"] == "raw_compressed":
+                seeds.append(blob)
+                continue
+            _, _, block, total = struct.unpack_from("<4sIII", blob)
+            sizes = struct.unpack_from(f"<{total // block + 1}I", blob, 16)
+            pos = 16 + 4 * len(sizes)
+            for size in sizes:
+                seeds.append(blob[pos : pos + size])
+                pos += size
+            seeds.append(gf.compression.read_gcpf(blob)[0])
+    rng = random.Random(22)
+    block = rng.randbytes(9000)
+    seeds += [fastlz.reference_compress(block + block[:3000], 2), fastlz.reference_compress(bytes(3000), 2),
+              fastlz.reference_compress(b"ab" * 400, 1), fastlz.reference_compress(b"abc"),
+              block[:1000] + block[:1000]]
+    for seed in seeds:
+        (out / hashlib.sha1(seed).hexdigest()).write_bytes(seed)
+    print(f"fuzz_compiled: {len(set(seeds))} FastLZ seeds in {out}", flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--write-seeds"]:
+        write_seeds()
+        return
     if gf.backend != "c":
         raise SystemExit("fuzz_compiled.py: the compiled core is not loaded (see fuzz/run_compiled.sh)")
     if MUTATE:

@@ -4,10 +4,11 @@
 # Random mutation, no libFuzzer:               fuzz/run_compiled.sh mutate WORKDIR SECONDS DIR...
 # Keep what a run learnt (C coverage):         fuzz/run_compiled.sh merge WORKDIR
 #
-# Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode compiled with clang's
+# Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode/_cfastlz compiled with clang's
 # -fsanitize=fuzzer-no-link,address,undefined (or gcc's -fsanitize=address,undefined without
-# C coverage; any report aborts), then runs fuzz/fuzz_compiled.py from fuzz/corpus and
-# fuzz/corpus-compiled, new inputs to WORKDIR/corpus, findings to WORKDIR/findings/.  merge
+# C coverage; any report aborts), then runs fuzz/fuzz_compiled.py from fuzz/corpus,
+# fuzz/corpus-compiled and fuzz/corpus-fastlz, new inputs to WORKDIR/corpus, findings to
+# WORKDIR/findings/ (GF_FUZZ_PART=codec or fastlz: only that part of the target).  merge
 # minimises fuzz/corpus-compiled and WORKDIR/corpus by the C coverage into
 # fuzz/corpus-compiled.  Needs atheris (pip install atheris).  See fuzz/README.md.
 set -euo pipefail
@@ -16,7 +17,7 @@ root=$(dirname "$here")
 mode=fuzz
 if [ "${1:-}" = replay ] || [ "${1:-}" = mutate ] || [ "${1:-}" = merge ]; then mode=$1; shift; fi
 if [ "$mode" = fuzz ]; then seconds=$1; work=$2; else work=$1; shift; fi
-mkdir -p "$work/pkg" "$work/corpus" "$work/findings" "$here/corpus-compiled"
+mkdir -p "$work/pkg" "$work/corpus" "$work/findings" "$here/corpus-compiled" "$here/corpus-fastlz"
 rm -rf "$work/pkg/godot_formats"
 cp -r "$root/godot_formats" "$work/pkg/"
 rm -f "$work/pkg/godot_formats/core"/*.so
@@ -41,7 +42,7 @@ else
   preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 fi
 echo "run_compiled.sh: extensions built with $cc" >&2
-for m in _cdecode _cencode; do
+for m in _cdecode _cencode _cfastlz; do
   $cc $flags -shared -fPIC $(python3-config --includes) "$root/godot_formats/core/$m.c" -o "$work/pkg/godot_formats/core/$m$suffix"
 done
 export LD_PRELOAD="$preload"  # only now: the compilers above must not run under ASan
@@ -62,6 +63,7 @@ if [ "$mode" = mutate ]; then
   cd "$work/findings"
   exec python3 "$here/fuzz_compiled.py" --mutate "$@"
 fi
-python3 "$here/fuzz_compiled.py" "$work/corpus" "$here/corpus" "$here/corpus-compiled" -artifact_prefix="$work/findings/" \
-  -dict="$here/godot.dict" -max_len=16384 -timeout=30 -rss_limit_mb=4096 -max_total_time="$seconds" \
+python3 "$here/fuzz_compiled.py" "$work/corpus" "$here/corpus" "$here/corpus-compiled" "$here/corpus-fastlz" \
+  -artifact_prefix="$work/findings/" \
+  -dict="$here/godot.dict" -max_len="${GF_FUZZ_MAX_LEN:-16384}" -timeout=30 -rss_limit_mb=4096 -max_total_time="$seconds" \
   -print_final_stats=1 2>&1 | tee -a "$work/fuzz.log"

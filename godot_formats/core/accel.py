@@ -8,8 +8,15 @@ reference, which then decides (raises the precise error, or reads the odd case).
 both backends give the same values and the same errors, byte offsets and messages
 included, and the reference remains the one readable statement of the rules.
 
-``GODOT_FORMATS_PURE=1`` in the environment turns the compiled core off for the
-process; ``Decoder(..., backend="python")`` for one codec.
+FastLZ (``godot_formats.core._cfastlz``, Godot's default ``open_compressed`` mode) has its
+compiled twin too: the same compressor step for step, so the same bytes, and a decoder with
+the same errors; ``godot_formats.layers.fastlz`` holds the reference and asks
+:func:`fastlz_core` which one serves.  It is built and loaded on its own, so a build without it
+(or an older one) keeps the compiled codec and compresses in Python.
+
+``GODOT_FORMATS_PURE=1`` in the environment turns the whole compiled core off for the
+process; ``Decoder(..., backend="python")`` for one codec, ``fastlz.compress(...,
+backend="python")`` for one call.
 """
 
 from __future__ import annotations
@@ -17,14 +24,18 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "choose"]
+__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "cfastlz", "choose", "fastlz_core"]
 
 #: The backends a codec can be asked for.
 BACKENDS = ("c", "python")
 
 
+#: Read once, here: the one switch between the compiled core and the reference.
+_PURE = os.environ.get("GODOT_FORMATS_PURE", "") not in ("", "0")
+
+
 def _load() -> tuple[ModuleType | None, ModuleType | None]:
-    if os.environ.get("GODOT_FORMATS_PURE", "") not in ("", "0"):
+    if _PURE:
         return None, None
     try:
         from . import _cdecode, _cencode  # type: ignore[attr-defined]
@@ -33,7 +44,20 @@ def _load() -> tuple[ModuleType | None, ModuleType | None]:
     return _cdecode, _cencode
 
 
+def _load_fastlz() -> ModuleType | None:
+    if _PURE:
+        return None
+    try:
+        from . import _cfastlz  # type: ignore[attr-defined]
+    except ImportError:  # not built: the reference port serves
+        return None
+    module: ModuleType = _cfastlz
+    return module
+
+
 cdecode, cencode = _load()
+#: The compiled FastLZ, or None (not built, or GODOT_FORMATS_PURE is set).
+cfastlz = _load_fastlz()
 
 #: "c" when the compiled core is in use, "python" when the reference codec does everything.
 BACKEND = "c" if cdecode is not None and cencode is not None else "python"
@@ -48,3 +72,14 @@ def choose(backend: str | None) -> bool:
     if backend == "c" and BACKEND != "c":
         raise ValueError("the compiled core is not available (not built, or GODOT_FORMATS_PURE is set)")
     return backend == "c"
+
+
+def fastlz_core(backend: str | None) -> ModuleType | None:
+    """The compiled FastLZ for a call asking for ``backend`` (None: the process's), or None for the reference."""
+    if backend is None:
+        return cfastlz
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)} or None, not {backend!r}")
+    if backend == "c" and cfastlz is None:
+        raise ValueError("the compiled FastLZ is not available (not built, or GODOT_FORMATS_PURE is set)")
+    return cfastlz if backend == "c" else None

@@ -27,12 +27,21 @@ the compressed stream.  Where the C decoder stops by design, so does this one
 (level 1 stops when fewer than two bytes remain, so a lone trailing byte is
 ignored as the engine ignores it).  Time and memory are linear: every
 instruction consumes input, and the output never grows past ``max_output``.
+
+The compiled core has the same two functions in C (``godot_formats/core/_cfastlz.c``, 100 to
+250 times faster): :func:`compress` and :func:`decompress` use it when it is built (see
+:mod:`godot_formats.core.accel`; ``GODOT_FORMATS_PURE=1`` turns it off), and
+:func:`reference_compress` / :func:`reference_decompress`, the code below, stay the statement
+of the rules.  The C twin gives the same bytes and the same errors for every input
+(tests/test_fastlz.py, and fuzz/fuzz_compiled.py under AddressSanitizer); anything it does
+not take as it is (a level or cap that is not a plain int) goes to the reference.
 """
 
 from __future__ import annotations
 
-__all__ = ["compress", "decompress", "LEVEL2_THRESHOLD"]
+__all__ = ["compress", "decompress", "reference_compress", "reference_decompress", "LEVEL2_THRESHOLD"]
 
+from ..core import accel
 from ..core.errors import DecodeError
 
 _MAX_COPY = 32
@@ -51,7 +60,31 @@ _FAR_MARKER = (31 << 8) + 1 + 255
 LEVEL2_THRESHOLD = 65536
 
 
-def compress(data: bytes, level: int | None = None) -> bytes:
+def compress(data: bytes, level: int | None = None, *, backend: str | None = None) -> bytes:
+    """Compress ``data`` exactly as FastLZ 0.5.0's C code does (:func:`reference_compress`).
+
+    The compiled core does the work where it is built; ``backend`` ("c" or "python", None
+    for the process's choice) picks one for this call.
+    """
+    core = accel.cfastlz if backend is None else accel.fastlz_core(backend)
+    if core is None or level not in (None, 1, 2):
+        return reference_compress(data, level)  # an odd level: the reference says what is wrong
+    return core.compress(data if type(data) is bytes else bytes(data), level)  # type: ignore[no-any-return]
+
+
+def decompress(data: bytes, max_output: int, *, backend: str | None = None) -> bytes:
+    """Decompress one FastLZ stream of at most ``max_output`` bytes (:func:`reference_decompress`).
+
+    The compiled core does the work where it is built, with the same errors; ``backend``
+    picks one for this call as in :func:`compress`.
+    """
+    core = accel.cfastlz if backend is None else accel.fastlz_core(backend)
+    if core is None or type(max_output) is not int:
+        return reference_decompress(data, max_output)
+    return core.decompress(data if type(data) is bytes else bytes(data), max_output)  # type: ignore[no-any-return]
+
+
+def reference_compress(data: bytes, level: int | None = None) -> bytes:
     """Compress ``data`` exactly as FastLZ 0.5.0's C code does.
 
     ``level`` None chooses as ``fastlz_compress`` does (1 below 64 KiB, else
@@ -233,7 +266,7 @@ def _finish(src: bytes, out: bytearray, ip: int, copy: int, ip_bound: int) -> No
         del out[-1]
 
 
-def decompress(data: bytes, max_output: int) -> bytes:
+def reference_decompress(data: bytes, max_output: int) -> bytes:
     """Decompress one FastLZ stream (level 1 or 2) of at most ``max_output`` bytes.
 
     Unlike ``fastlz_decompress``, which returns 0 for every problem (and
