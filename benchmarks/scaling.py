@@ -12,8 +12,9 @@ does them, each timed on its own with the GC on:
 * encode: ``gf.dumps(v, "godot4")`` of every record, framed (``join_frames``);
 * write: ``save_to`` (atomic: a temporary file, then a rename), as ``sf.save`` writes.
 
-Reported per size and step: MB/s (the save's size over the step's median time), and the cost per
-byte relative to the smallest size (1.00 = linear).  Memory: the process's peak resident size
+Reported per size and step: MB/s (the save's size over the step's median wall time), and the CPU
+time per byte relative to the smallest size (1.00 = linear; CPU time, since the load of a shared
+machine moves wall time more than any non-linearity would).  Memory: the process's peak resident size
 (VmHWM, reset after the live heap is built; ``ru_maxrss`` where there is no /proc) above what it
 held before reading (the interpreter and the live heap), read after each step of the first run, so
 the step that raised the peak shows; and the resident size held after the decode (the input and
@@ -121,22 +122,24 @@ def measure(path: Path, runs: int, heap: int) -> dict[str, Any]:
     _reset_peak()
     base_rss = _rss_mb()
     times: dict[str, list[float]] = {s: [] for s in STEPS}
+    cpu: dict[str, list[float]] = {s: [] for s in STEPS}
     peaks: dict[str, float] = {}
     held_after_decode = 0.0
     for run_no in range(runs):
         result: Any = None
         for name, step in _steps(path, out):
             gc.collect()
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             result = step(result)
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
             if run_no == 0:
                 peaks[name] = _peak_mb() - base_rss
                 if name == "decode":
                     held_after_decode = _rss_mb() - base_rss
         del result
     del live
-    return {"size": path.stat().st_size, "runs": runs, "times": times, "peak_after_mb": peaks,
+    return {"size": path.stat().st_size, "runs": runs, "times": times, "cpu": cpu, "peak_after_mb": peaks,
             "held_after_decode_mb": held_after_decode, "base_rss_mb": base_rss}
 
 
@@ -186,20 +189,26 @@ def _row(mb: float, got: dict[str, Any]) -> dict[str, Any]:
     for step in STEPS:
         seconds = statistics.median(got["times"][step])
         row[f"{step}_s"], row[f"{step}_runs_s"] = seconds, got["times"][step]
+        row[f"{step}_cpu_s"], row[f"{step}_cpu_runs_s"] = statistics.median(got["cpu"][step]), got["cpu"][step]
         row[f"{step}_mb_s"] = size / 1e6 / seconds if seconds > 0 else None
     row["total_s"] = sum(row[f"{s}_s"] for s in STEPS)
+    row["total_cpu_s"] = sum(row[f"{s}_cpu_s"] for s in STEPS)
     return row
 
 
 def per_byte(rows: list[dict[str, Any]]) -> None:
-    """Each step's time per byte relative to the smallest size's (1.00 = linear; above, slower per byte)."""
+    """Each step's CPU time per byte relative to the smallest size's (1.00 = linear; above, slower per
+    byte).  CPU time (``process_time``, the I/O's system time included) rather than wall time: on a
+    shared machine the load moves wall times by tens of percent between one size's runs and the
+    next's, which would hide or invent a non-linearity; rows without it use wall time."""
     if not rows:
         return
     first = rows[0]
     for row in rows:
         for step in STEPS + ("total",):
-            base = first[f"{step}_s"] / first["size"]
-            row[f"{step}_per_byte_x"] = (row[f"{step}_s"] / row["size"]) / base if base > 0 else None
+            key = f"{step}_cpu_s" if f"{step}_cpu_s" in first else f"{step}_s"
+            base = first[key] / first["size"]
+            row[f"{step}_per_byte_x"] = (row[key] / row["size"]) / base if base > 0 else None
 
 
 def runs_for(mb: float, runs: int) -> int:
