@@ -760,13 +760,14 @@ def check_lines(checks: list[dict[str, Any]], note: str | None) -> list[str]:
     checks = [c for c in checks if c["result"] != "not measured"]
     width = max((len(c["row"]) for c in checks), default=0)
     what_width = max((len(c["what"]) for c in checks), default=0)
+    measure_width = max((len(c["measure"]) for c in checks), default=0)
     if unmeasured:
         lines.append(f"  {len(unmeasured)} not measured (no engine, or a part not run): "
                      f"{', '.join(dict.fromkeys(c['row'] for c in unmeasured))}")
     for c in checks:
         value = "-" if c["value"] is None else f"{c['value']:.2f}"
-        lines.append(f"  {c['row']:<{width}} {c['what'] + ':':<{what_width + 1}} {value:>6} {c['measure']:<26} "
-                     f"(target {c['target']}): {c['result']}")
+        lines.append(f"  {c['row']:<{width}} {c['what'] + ':':<{what_width + 1}} {value:>6} "
+                     f"{c['measure']:<{measure_width}} (target {c['target']}): {c['result']}")
     return lines
 
 
