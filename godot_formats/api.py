@@ -70,11 +70,15 @@ def loads(
     inert :class:`~godot_formats.types.Object` data, never code.  The limits are
     those of :func:`decode`.
     """
-    if dialect == "auto":
-        return decode(data, dialect, allow_objects=allow_objects, max_depth=max_depth, max_size=max_size,
-                      max_elements=max_elements)[0]
-    # decode()'s work without its call: a small message's decode costs about as much as a call.
-    return decoder_for(get_dialect(dialect), allow_objects, max_depth, max_size, max_elements).decode(data)[0]
+    try:  # a small message's decode costs about as much as finding its decoder: one lookup
+        decode_one = _LOADS[dialect, allow_objects, max_depth, max_size, max_elements]
+    except (KeyError, TypeError):  # new options, "auto", or a dialect object that is not hashable
+        if dialect == "auto":
+            return decode(data, dialect, allow_objects=allow_objects, max_depth=max_depth, max_size=max_size,
+                          max_elements=max_elements)[0]
+        decode_one = decoder_for(get_dialect(dialect), allow_objects, max_depth, max_size, max_elements).decode
+        _remember(_LOADS, (dialect, allow_objects, max_depth, max_size, max_elements), decode_one)
+    return decode_one(data)[0]
 
 
 def dumps(
@@ -85,7 +89,31 @@ def dumps(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """Encode one value, as ``var_to_bytes`` (or, with ``full_objects``, ``var_to_bytes_with_objects``)."""
-    return encoder_for(get_dialect(dialect), full_objects, max_depth).encode(value)
+    try:
+        encode = _DUMPS[dialect, full_objects, max_depth]
+    except (KeyError, TypeError):
+        encode = encoder_for(get_dialect(dialect), full_objects, max_depth).encode
+        _remember(_DUMPS, (dialect, full_objects, max_depth), encode)
+    out: bytes = encode(value)
+    return out
+
+
+#: The decoder and encoder of each set of options :func:`loads` and :func:`dumps` were called with,
+#: by the dialect as given (a name or a Dialect): resolving a name and finding the shared codec
+#: cost a small message about a third of its decode.  Bounded: a program that makes dialects or
+#: limits without end starts the table again.
+_LOADS: dict[Any, Any] = {}
+_DUMPS: dict[Any, Any] = {}
+_REMEMBERED = 256
+
+
+def _remember(table: dict[Any, Any], key: Any, value: Any) -> None:
+    try:
+        if len(table) >= _REMEMBERED:
+            table.clear()
+        table[key] = value
+    except TypeError:  # an unhashable dialect object: found each time
+        pass
 
 
 def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, allow_objects: bool = False,

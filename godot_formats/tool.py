@@ -18,8 +18,10 @@ import sys
 from collections.abc import Sequence
 
 from .commands.common import EXIT_BAD_INPUT as EXIT_BAD_INPUT  # the commands' shared helpers, re-exported
+from .commands.common import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE
 from .commands.common import EXIT_USAGE as EXIT_USAGE
 from .commands.common import add_dialect_option as add_dialect_option
+from .commands.common import closed_pipe
 from .commands.common import internal_error as internal_error
 from .commands.common import one_line as one_line
 from .commands.common import os_error as os_error
@@ -57,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status.  A closed standard output (``| head``) ends every command
+    quietly, here, in one place (:func:`~godot_formats.commands.common.closed_pipe`)."""
+    try:
+        try:
+            return _run(argv)  # argparse's --help and --version leave through SystemExit, flushed below too
+        finally:
+            sys.stdout.flush()  # what is still buffered fails here, inside the try, not at the interpreter's exit
+    except BrokenPipeError:
+        return closed_pipe()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -64,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        raise  # standard output closed by its reader: main ends quietly
     except GodotFormatsError as e:
         print(printable(f"godot-formats {args.command}: {e}"), file=sys.stderr)
         for line in getattr(e, "details", ()):  # commands.common.DetailedError: one line each

@@ -12,7 +12,12 @@ Two kinds of case, one JSON object a line (docs/conformance.md has the fields):
 
 * ``expect: "same"``: every value the engine wrote (``fixtures/<engine>/encode.jsonl``: ``hex``, and
   ``hex_full_objects`` with ``objects: true``; the framed ``raw`` captures are left out): decoding and
-  encoding again must give the engine's bytes back.
+  encoding again must give the engine's bytes back.  ``json`` is that value in the library's lossless
+  JSON form, what a ``decode`` must answer and what an ``encode`` is given.  It is the engine's bytes
+  as our decoder reads them, and is checked here against the engine itself: written as Godot text it
+  must be the engine's own ``var_to_str``/``var2str`` of the value (every case but those holding an
+  Object, whose engine text is of the live Object, not of what the bytes hold), and encoded
+  again it must be the engine's bytes.  A value that fails either check stops the build.
 * ``expect: "error"``: every input the engine refused (``malformed.jsonl``, ``hostile_counts.jsonl``,
   ``deep_dictionary_keys.jsonl``), decided from the engine's record as tests/test_malformed.py
   ``engine_verdict`` does, except the few refusals that depend on the engine's live state (its class
@@ -97,6 +102,30 @@ def padding_ranges(data: bytes, dialect: str, objects: bool) -> list[list[int]]:
     return ranges
 
 
+def holds_object(json_text: str) -> bool:
+    """Whether a value holds an Object (full, or written as its id): the engine's text of it is of the
+    live Object (properties the bytes do not carry, or the Object an id stands for)."""
+    return '"props":' in json_text or '"EncodedObjectAsID"' in json_text
+
+
+def engine_json(data: bytes, dialect: str, objects: bool, engine_text: str, mask: list[list[int]]) -> str:
+    """The value of the engine's bytes in the lossless JSON form (compact), checked against the engine:
+    its text is the engine's text of the value, and it encodes back to the engine's bytes."""
+    import godot_formats as gf
+    from godot_formats.views.jsonform import dumps_json, loads_json
+
+    text = dumps_json(gf.loads(data, dialect, allow_objects=objects), indent=None)
+    value = loads_json(text)
+    again = gf.dumps(value, dialect, full_objects=objects)
+    masked = {i for a, b in mask for i in range(a, b)}
+    if len(again) != len(data) or any(x != y and i not in masked for i, (x, y) in enumerate(zip(again, data))):
+        raise SystemExit(f"{dialect}: the JSON form {text[:200]} does not encode back to the engine's bytes")
+    if not holds_object(text) and gf.to_text(value, dialect) != engine_text:
+        raise SystemExit(f"{dialect}: the JSON form {text[:200]} is not the value the engine printed as "
+                         f"{engine_text[:200]!r}")
+    return text
+
+
 def build(dialect: str) -> list[dict[str, Any]]:
     encode = read_jsonl(FIXTURES / dialect / "encode.jsonl")
     text_key = "var2str" if dialect == "godot3" else "var_to_str"
@@ -118,9 +147,11 @@ def build(dialect: str) -> list[dict[str, Any]]:
                 continue
             data = bytes.fromhex(c[key])
             t = header_type(data)
+            mask = padding_ranges(data, dialect, objects)
+            engine = c.get(text_key, "")
             out.append({"case": f"encode:{c['name']}{suffix}", "dialect": dialect, "type": t, "type_name": name_of(t),
-                        "objects": objects, "expect": "same", "hex": c[key], "engine": c.get(text_key, ""),
-                        "mask": padding_ranges(data, dialect, objects)})
+                        "objects": objects, "expect": "same", "hex": c[key], "engine": engine, "mask": mask,
+                        "json": engine_json(data, dialect, objects, engine, mask)})
     for kind in REFUSAL_SOURCES:
         for c in read_jsonl(FIXTURES / dialect / f"{kind}.jsonl"):
             if not refused(dialect, c) or (dialect, kind, c["name"]) in STATEFUL_REFUSALS:

@@ -65,3 +65,13 @@ func hexfile(p):
 	f.close()
 	return b.hex_encode()
 """
+
+
+def pytest_report_header() -> list[str]:
+    """Which package and backend the run tests: Python started inside the clone imports the source
+    tree, which is pure Python until its compiled core is built in place (README, Quick start)."""
+    where = Path(gf.__file__).parent
+    line = f"godot-formats {gf.__version__} from {where} (backend: {gf.backend})"
+    if gf.backend == "python" and not any(where.joinpath("core").glob("_cdecode*")):
+        line += "; the compiled core is not built in this tree: pip install -e . builds it in place"
+    return [line]

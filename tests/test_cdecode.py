@@ -640,3 +640,63 @@ def test_strings_from_wire_refuses_what_is_not_a_checked_body(wire: bytes, count
         _cdecode.strings_from_wire(wire, count, nul)
     with pytest.raises(Fallback):
         _cdecode.strings_from_wire(bytearray(wire), count, nul)
+
+
+# -- the cyclic GC: containers built untracked, every one tracked again when the decode ends ----------
+
+
+def _containers(value: Any) -> list[Any]:
+    out, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, list):
+            out.append(v)
+            todo.extend(v)
+        elif isinstance(v, dict):
+            out.append(v)
+            todo.extend(v.values())
+    return out
+
+
+def test_every_list_and_every_dict_of_containers_ends_tracked() -> None:
+    """The user may make cycles out of a decoded value: the GC must see every list (CPython never
+    tracks a list again on its own) and every dict that holds a container, as Python-built ones."""
+    p = pair("godot3")
+    value = {"records": [{"id": i, "pos": [i, i + 1], "tags": [], "deep": {"k": [[i]]}} for i in range(50)],
+             "flat": {"a": 1, "b": "x"}}
+    got, _ = p.c(gf.dumps(value, "godot3"))
+    assert got == value
+    for c in _containers(got):
+        assert gc.is_tracked(c) == gc.is_tracked(eval(repr(c))), repr(c)[:80]  # as Python builds it
+        if isinstance(c, list):
+            assert gc.is_tracked(c)
+
+
+def test_a_cycle_made_out_of_a_decoded_value_is_collected() -> None:
+    import weakref
+
+    class Marker:
+        pass
+
+    p = pair("godot3")
+    got, _ = p.c(gf.dumps([{"pos": [1, 2]}, [3, [4]]], "godot3"))
+    marker = Marker()
+    marker.back = got  # type: ignore[attr-defined]
+    got[0]["pos"].append(marker)
+    got[1][1].append(got)
+    alive = weakref.ref(marker)
+    del got, marker
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_decode_that_falls_back_leaves_nothing_untracked_or_alive() -> None:
+    """A fallback after many containers were built: each is tracked again and released."""
+    p = pair("godot3")
+    data = gf.dumps([[i, [i]] for i in range(2000)], "godot3")
+    before = len(gc.get_objects())
+    for _ in range(20):
+        with pytest.raises(Fallback):
+            p.c(data[:-3])
+    gc.collect()
+    assert len(gc.get_objects()) - before < 100

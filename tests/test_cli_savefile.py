@@ -211,7 +211,7 @@ def test_load_never_overwrites_without_overwrite(tmp_path: Path) -> None:
     assert main("load", tmp_path / "v.json", "-o", save, "--overwrite")[0] == 0
     sf = gf.open(save)
     assert sf.values == [70, 5] and sf.container == "store_var"
-    assert sf.to_bytes()[0][:4] == bytes.fromhex(RECORDS["g3_frame_slack"]["file_hex"])[:4]  # framed, as before
+    assert sf.to_bytes()[:4] == bytes.fromhex(RECORDS["g3_frame_slack"]["file_hex"])[:4]  # framed, as before
 
 
 def test_json_that_does_not_parse_is_an_error_never_godot_text(tmp_path: Path) -> None:
@@ -491,7 +491,7 @@ def test_edit_json(tmp_path: Path) -> None:
         """)
     assert main("edit", save, "--json", env={"EDITOR": ed})[0] == 0
     sf = gf.open(save)
-    assert sf.values == [7, 50] and sf.to_bytes()[0][:12] == bytes.fromhex(RECORDS["g4_frame_slack"]["file_hex"])[:12]
+    assert sf.values == [7, 50] and sf.to_bytes()[:12] == bytes.fromhex(RECORDS["g4_frame_slack"]["file_hex"])[:12]
 
 
 def test_edit_goes_back_to_the_editor_with_the_error(tmp_path: Path) -> None:

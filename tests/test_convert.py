@@ -543,3 +543,74 @@ def test_docs_list_every_downgrade_and_show_real_output() -> None:
     with pytest.raises(gf.ConversionError) as info:
         convert_value({"pos": gf.Vector2i(3, 4), "id": gf.StringName("hero")}, "godot4", "godot3")
     assert str(info.value) in docs
+
+
+# -- a value that needs no change is its own conversion -------------------------------------------
+
+
+def _unchanged_and_walked(value: Any, source: str, target: str) -> tuple[bool, Any, list[Any]]:
+    from godot_formats.saves.conversion import _Converter
+
+    src, dst = gf.get_dialect(source), gf.get_dialect(target)
+    fast = _Converter(src, dst).unchanged(value)
+    walk = _Converter(src, dst)
+    try:
+        out = walk.run(value)
+    except gf.EncodeError:
+        out = _REFUSED
+    return fast, out, walk.losses
+
+
+_REFUSED = object()
+
+
+PAIRS = [("godot3", "godot4"), ("godot4", "godot3"), ("godot4", "godot3.0"), ("godot4-double", "godot4"),
+         ("godot3", "godot2"), ("godot4", "docs-godot3.0"), ("godot4", "godot2")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(PAIRS), st.data())
+def test_what_the_quick_pass_keeps_the_walk_keeps(pair: tuple[str, str], data: st.DataObject) -> None:
+    """convert_value returns a value itself only when the full walk would give it back unchanged,
+    with no loss, in both backends (the quick pass runs in C when the compiled core is built)."""
+    source, target = pair
+    value = data.draw(values(source))
+    fast, out, losses = _unchanged_and_walked(value, source, target)
+    if fast:
+        assert losses == [] and out is not _REFUSED
+        assert gf.dumps(out, target) == gf.dumps(value, target)
+        assert convert_value(value, source, target)[0] is value
+
+
+@pytest.mark.parametrize(("value", "source", "target"), [
+    ({"s": "a\ud800"}, "godot3", "godot4"),                      # a lone surrogate Godot 4 cannot store
+    ([5_000_000_000], "godot4", "godot2"),                       # an int over 32 bits for a 32-bit target
+    ([0.1], "godot4", "godot2"),                                  # a double for a float32 target
+    ([gf.Vector2(0.1, 0.5)], "godot4-double", "godot4"),          # a double component for float32 reals
+    ([t.Dictionary([(1, "a"), (1.0, "b")])], "godot4", "godot3"),  # keys Python would merge
+    ([gf.Vector2i(1, 2)], "godot4", "godot3"),                    # a type the target lacks
+    ([gf.StringName("x")], "godot4", "godot3"),                   # a type renamed into String
+])
+def test_values_that_change_take_the_walk(value: Any, source: str, target: str) -> None:
+    fast, _, losses = _unchanged_and_walked(value, source, target)
+    assert not fast
+    result, _ = convert_value(value, source, target, policy="lossy")
+    assert result is not value
+
+
+def test_a_save_of_plain_data_converts_without_a_copy() -> None:
+    save = [{"id": i, "name": f"p{i}", "pos": gf.Vector2(i * 0.5, 1.5), "tags": ["a"], "n": None} for i in range(500)]
+    value = gf.loads(gf.dumps(save, "godot3"), "godot3")
+    out, losses = convert_value(value, "godot3", "godot4")
+    assert out is value and losses == []
+    cyclic: list[Any] = [1]
+    cyclic.append(cyclic)
+    with pytest.raises(gf.EncodeError, match="contains itself"):
+        convert_value(cyclic, "godot3", "godot4")
+
+
+def test_a_math_type_the_target_lacks_is_never_kept() -> None:
+    """The quick pass checks a Vector4's components in C only for a target that has Vector4."""
+    for value in ([gf.Vector4(1, 2, 3, 4)], {"v": gf.Vector4(0.5, 0, 0, 0)}):
+        result, losses = convert_value(value, "godot4", "godot3", policy="lossy")
+        assert result is not value and losses

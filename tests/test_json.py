@@ -36,7 +36,7 @@ from godot_formats.jsonform import (
     loads_json_documents,
     to_json,
 )
-from godot_formats.jsonform.parser import _raw_decode_iteratively  # reads JSON deeper than the json module goes
+from godot_formats.jsonform.parser import raw_decode_deep  # reads JSON deeper than the json module goes
 from godot_formats.jsonform.printer import _one_line  # writes JSON of any depth (== on deep forms would recurse)
 
 CATALOG = FIXTURES / "godot4" / "catalog.json"
@@ -470,7 +470,7 @@ def test_json_output_is_bounded_by_the_input_and_round_trips(name: str, data: by
         text = dumps_json(value, indent)
         assert len(text.encode("utf-8")) <= bound * len(data), (indent, len(text) / len(data))
         assert gf.dumps(loads_json(text)) == data
-        parsed, end = _raw_decode_iteratively(text, 0)  # still plain JSON (== on it would recurse)
+        parsed, end = raw_decode_deep(text, 0)  # still plain JSON (== on it would recurse)
         assert end == len(text) and _one_line(parsed, ",", ":") == dumps_json(value, None)
     assert gf.dumps(from_json(to_json(value))) == data
     indents = [len(line) - len(line.lstrip(" ")) for line in dumps_json(value).splitlines()]
@@ -528,7 +528,7 @@ def test_the_iterative_json_reader_reads_as_the_json_module_does(obj: Any, cut: 
         except json.JSONDecodeError as e:
             expected = (e.msg, e.pos)
         try:
-            got: Any = _raw_decode_iteratively(doc, 0)
+            got: Any = raw_decode_deep(doc, 0)
         except json.JSONDecodeError as e:
             got = (e.msg, e.pos)
         assert got == expected

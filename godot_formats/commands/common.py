@@ -341,8 +341,7 @@ def write_output(data: bytes, out: str | None, overwrite: bool, *, hex_out: bool
     if out in (None, "-"):
         if sys.stdout.isatty():
             raise GodotFormatsError("refusing to write binary data to a terminal: give -o FILE (or --hex)")
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        write_stdout(data)
         return
     refuse_existing(out, overwrite)
     write_atomic(Path(out), data)
@@ -406,7 +405,7 @@ def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
 
 def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
     """Write ``sf`` back over ``path`` (a backup first), or say that nothing changed."""
-    data, _ = sf.to_bytes()
+    data = sf.to_bytes()
     if data == original:
         print(f"godot-formats {command}: no change; {path} not written", file=sys.stderr)
         return 0
@@ -421,6 +420,48 @@ def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
 
 EXIT_BAD_INPUT = 1
 EXIT_USAGE = 2
+#: The status after the reader of standard output went away (``godot-formats dump x | head -1``):
+#: 128 + SIGPIPE (13), what a shell reports for ``cat`` in the same pipe, which the signal kills.
+#: Not 0: the output was cut short, and a script under ``set -o pipefail`` should see that as it
+#: does for ``cat``.  Not 1, which Python's own example exits with (the signal module's "Note on
+#: SIGPIPE"): here 1 means bad input, and a cut pipe is not the input's fault.
+EXIT_BROKEN_PIPE = 128 + 13
+
+
+def write_stdout(data: bytes) -> None:
+    """Write bytes to standard output, every one of them, or raise.
+
+    A large ``sys.stdout.buffer.write`` into a pipe whose reader leaves half-way returns the count
+    the kernel took (64 KiB, say) instead of raising, and the rest is dropped without a word: the
+    command would report success.  Writing what is left until it is all taken makes the next write
+    raise ``BrokenPipeError``, which :func:`closed_pipe` turns into the exit status.
+    """
+    stream = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        view = view[stream.write(view):]
+    stream.flush()
+
+
+def closed_pipe() -> int:
+    """Standard output's reader went away: stop without a word, as ``cat`` does, and say so in the
+    exit status (:data:`EXIT_BROKEN_PIPE`).
+
+    What is still buffered for standard output is written by the interpreter at exit, which would
+    fail again and print ``Exception ignored ... BrokenPipeError``; so, as the Python
+    documentation advises, standard output is pointed at the null device first.  (Restoring the
+    default SIGPIPE action instead would make the process die silently in the middle of anything,
+    a write to a conformance adapter's or an engine's pipe included, whose errors are handled
+    where they happen.)
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # standard output is not a file (a test's StringIO): nothing to quiet
+        pass
+    return EXIT_BROKEN_PIPE
+
 
 def printable(text: str) -> str:
     """``text`` with every unprintable character escaped, so that a report line stays one line.

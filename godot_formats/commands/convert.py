@@ -3,7 +3,7 @@
 Each file is read (raw ``var_to_bytes`` data, or ``store_var``/``put_var`` records with
 their u32 length prefix, which is kept and recomputed), read once
 (:mod:`godot_formats.reading`, as ``gf.open`` reads it), converted with its layers
-(``SaveFile.to_bytes``) and written atomically: a temporary
+(``SaveFile.convert``) and written atomically: a temporary
 file in the destination folder, then ``os.replace``, so a crash never leaves half a
 save file (a symlink is written through: its target is replaced, the link kept).  An
 input is never overwritten without ``--overwrite``.  Every destination is decided and
@@ -20,10 +20,13 @@ The exit status is 1 when any file failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import stat
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,6 +46,7 @@ from .common import (
     internal_error,
     one_line,
     printable,
+    write_stdout,
 )
 
 
@@ -242,13 +246,23 @@ def _check_destinations(jobs: list[Job], out_dir: Path | None) -> list[Job]:
     return [attrs.evolve(j, refused=refused[i]) if i in refused else j for i, j in enumerate(jobs)]
 
 
-def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]]:
-    """Convert one file's bytes through its one reading (``gf.open``) and ``SaveFile.to_bytes``: the
+def _no_step(what: str) -> None:
+    """A :data:`Step` that shows nothing."""
+
+
+#: Told what a file's conversion is doing now ("reading", "converting"), for the progress line.
+Step = Callable[[str], None]
+
+
+def convert_bytes(data: bytes, args: argparse.Namespace, step: Step = _no_step) -> tuple[bytes, str, list[Loss]]:
+    """Convert one file's bytes through its one reading (``gf.open``) and ``SaveFile.convert``: the
     layers migrate with the values (a Godot 3 encrypted save becomes a Godot 4 one with the same
-    password and a fresh IV).  Returns (output, description, losses)."""
+    password and a fresh IV).  Returns (output, description, losses).  ``step`` is told each stage
+    as it starts, so a large file shows what it is doing (:class:`Progress`)."""
     from ..saves.savefile import open as open_file
     from .common import describe_layers, located
 
+    step("reading")
     resource = _convert_resource(data, args)
     if resource is not None:
         return resource
@@ -262,7 +276,9 @@ def convert_bytes(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, li
                                 f"different values; {what}") from None
     except DecodeError as e:
         raise located(e) from None
-    out, losses = sf.to_bytes(dialect=args.to, policy=args.policy)
+    step("converting")
+    converted, losses = sf.convert(args.to, policy=args.policy)
+    out = converted.to_bytes()
     how = f"{sf.dialect.name} -> {args.to}"
     if sf.encryption is not None or sf.compression is not None or sf.container not in ("store_var", "var_to_bytes"):
         how += f" ({describe_layers(sf)})"
@@ -290,17 +306,19 @@ def _convert_resource(data: bytes, args: argparse.Namespace) -> tuple[bytes, str
     return out, how, losses
 
 
-def convert_one(job: Job, args: argparse.Namespace) -> Outcome:
+def convert_one(job: Job, args: argparse.Namespace, step: Step = _no_step) -> Outcome:
     """Convert one file; every failure, a bug included, is this file's outcome, and the batch goes on."""
     if job.refused is not None:
         return job.refused
     try:
-        return _convert_one(job, args)
+        return _convert_one(job, args, step)
+    except BrokenPipeError:
+        raise  # standard output closed by its reader (-o -): the whole command ends quietly (tool.main)
     except Exception as e:  # a bug, not bad input: this file fails with one line
         return Outcome("failed", internal_error(e))
 
 
-def _convert_one(job: Job, args: argparse.Namespace) -> Outcome:
+def _convert_one(job: Job, args: argparse.Namespace, step: Step) -> Outcome:
     through = ""
     same_file = False
     if job.dest is not None:
@@ -317,12 +335,13 @@ def _convert_one(job: Job, args: argparse.Namespace) -> Outcome:
         if mode is not None and not args.overwrite:
             what = "the input" if same_file else "an existing file"
             return Outcome("failed", f"{job.dest} would replace {what}; use --overwrite")
+    step("reading")
     try:
         data = sys.stdin.buffer.read() if job.source is None else job.source.read_bytes()
     except OSError as e:
         return Outcome("failed", f"cannot read: {e.strerror or one_line(e)}")
     try:
-        out, how, losses = convert_bytes(data, args)
+        out, how, losses = convert_bytes(data, args, step)
     except ConversionError as e:
         return Outcome("failed", f"would lose data ({len(e.losses)} change(s); --policy lossy applies them)",
                        tuple(e.losses))
@@ -331,11 +350,11 @@ def _convert_one(job: Job, args: argparse.Namespace) -> Outcome:
         return Outcome("failed", f"{e}{hint}")
     status = "unchanged" if out == data else "converted"
     if job.dest is None:
-        sys.stdout.buffer.write(out)
-        sys.stdout.buffer.flush()
+        write_stdout(out)
         return Outcome(status, f"{how} -> <stdout>", tuple(losses))
     if same_file and status == "unchanged":
         return Outcome(status, how, tuple(losses))
+    step("writing")
     try:
         write_atomic(job.dest, out, like=job.source)
     except OSError as e:
@@ -345,28 +364,76 @@ def _convert_one(job: Job, args: argparse.Namespace) -> Outcome:
 
 
 class Progress:
-    """A counter on stderr, redrawn in place (only on a terminal unless forced)."""
+    """A counter on stderr, redrawn in place (only on a terminal unless forced).
+
+    Between files it counts them; inside a file that takes a while (a 50 MB save takes seconds) a
+    ticker thread redraws the line every :attr:`tick` seconds with what the file is doing and for
+    how long (``reading``, ``converting``, ``writing``, from :func:`convert_bytes`), so a single
+    large file never sits on a silent line.
+    """
+
+    #: Seconds between redraws inside a file, and before the first (a quick file shows no ticker).
+    tick = 0.5
 
     def __init__(self, total: int, mode: str, stream: IO[str] | None = None) -> None:
         self.total = total
         self.stream = sys.stderr if stream is None else stream  # the stderr of now, not of the import
         self.enabled = mode == "always" or (mode == "auto" and self.stream.isatty())
         self.width = 0
+        self.index, self.label, self.doing = 0, "", ""
+        self._lock = threading.Lock()  # the ticker and the main thread draw the same line
 
     def show(self, index: int, label: str) -> None:
         if not self.enabled:
             return
-        done = index * 20 // max(self.total, 1)
-        text = f"[{'#' * done}{'.' * (20 - done)}] {index}/{self.total} {label}"[:100]
-        self.stream.write("\r" + text.ljust(self.width))
-        self.stream.flush()
-        self.width = len(text)
+        self.index, self.label, self.doing = index, label, ""
+        self._draw()
+
+    #: The longest line drawn: the file's name is cut (from its start) to fit, never the rest.
+    width_limit = 100
+
+    def _draw(self, state: str = "") -> None:
+        done = self.index * 20 // max(self.total, 1)
+        head = f"[{'#' * done}{'.' * (20 - done)}] {self.index}/{self.total} "
+        room = max(self.width_limit - len(head) - len(state), 10)
+        label = self.label if len(self.label) <= room else "…" + self.label[-(room - 1):]
+        text = head + label + state
+        with self._lock:
+            self.stream.write("\r" + text.ljust(self.width))
+            self.stream.flush()
+            self.width = len(text)
+
+    def step(self, doing: str) -> None:
+        """What the current file is doing now (the ticker shows it)."""
+        self.doing = doing
+
+    @contextlib.contextmanager
+    def working(self, index: int, label: str) -> Iterator[Step]:
+        """Show file ``index``; while it is converted, tick (from :attr:`tick` seconds on) with what
+        it is doing and the seconds spent.  Yields the :data:`Step` to give :func:`convert_one`."""
+        self.show(index, label)
+        if not self.enabled:
+            yield _no_step
+            return
+        stop = threading.Event()
+        ticker = threading.Thread(target=self._tick, args=(stop, time.monotonic()), daemon=True)
+        ticker.start()
+        try:
+            yield self.step
+        finally:
+            stop.set()
+            ticker.join()
+
+    def _tick(self, stop: threading.Event, started: float) -> None:
+        while not stop.wait(self.tick):
+            self._draw(f": {self.doing or 'working'}, {time.monotonic() - started:.0f} s")
 
     def clear(self) -> None:
         if self.enabled and self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
-            self.width = 0
+            with self._lock:
+                self.stream.write("\r" + " " * self.width + "\r")
+                self.stream.flush()
+                self.width = 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -379,8 +446,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(jobs), args.progress)
     counts = {"converted": 0, "unchanged": 0, "failed": 0, "skipped": 0}
     for i, job in enumerate(jobs):
-        progress.show(i, job.label)
-        outcome = convert_one(job, args)
+        with progress.working(i, job.label) as step:
+            outcome = convert_one(job, args, step)
         progress.clear()
         counts[outcome.status] += 1
         print(printable(f"{outcome.status:<9}  {job.label}: {outcome.detail}"), file=report)

@@ -86,7 +86,7 @@ def render_lines(values: list[Any], d: Dialect, args: argparse.Namespace) -> Ite
         limit = args.max_elements or None
         for i, v in enumerate(values):
             if len(values) > 1:
-                yield f"record {i}:"
+                yield f"record {i + 1} of {len(values)}:"  # from 1, as the text view and set --record count
             yield from tree_lines(v, d, max_elements=limit, indent="  ")
         return
     from ..views.text import to_text

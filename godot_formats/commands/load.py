@@ -131,7 +131,7 @@ def encode_values(values: list[Any], dialect: str, framing: str, full_objects: b
         try:
             blobs.append(dumps(v, dialect, full_objects=full_objects))
         except EncodeError as e:
-            where = f"value {i}: " if len(values) > 1 else ""
+            where = f"record {i + 1}: " if len(values) > 1 else ""  # from 1, as dump and set --record count
             hint = "; add --allow-objects to write it in full" if "full_objects" in e.reason else ""
             raise EncodeError(f"{where}{e.reason}{hint}", e.path) from None
     if framing == "store_var":
@@ -157,7 +157,7 @@ def save_bytes(header: dict[str, Any], values: list[Any], args: argparse.Namespa
     password, key = credentials(args)
     sf = SaveFile.from_header(header, values, password=password, key=key, allow_objects=args.allow_objects)
     try:
-        data, _ = sf.to_bytes()
+        data = sf.to_bytes()
     except EncodeError as e:
         reason = str(e)
         if "password or key" in reason:

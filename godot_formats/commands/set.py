@@ -150,6 +150,20 @@ def assign(root: Any, steps: list[tuple[str, Any]], new: Any) -> tuple[Any, bool
     return old, added
 
 
+def _float_hint(old: Any, new: Any, typed: str, json_form: bool) -> str:
+    """How to keep a float a float, quoting what the user typed: only when a float becomes an int
+    (``4`` for a float field is an int in Godot text, ``4.0`` the float; ``"i:4"`` and ``"f:4"`` in
+    JSON)."""
+    if not (type(old) is float and type(new) is int):  # bool is an int to isinstance, not here
+        return ""
+    text = typed.strip()
+    if json_form:
+        as_float = f'"f:{new}"'
+    else:
+        as_float = f"{text}.0" if re.fullmatch(r"[+-]?[0-9]+", text) else repr(float(new))
+    return f" (write {as_float} for a float)"
+
+
 #: Times ``set`` reads the file again when another process changed it between its read and its write.
 ATTEMPTS = 20
 
@@ -208,8 +222,7 @@ def _set_once(args: argparse.Namespace) -> int:
     print(f"{where}{label}: {shown(old)} -> {shown(new)}", file=sys.stderr)
     if old is not None and old != "(new key)" and type(old) is not type(new):
         print(f"godot-formats set: note: the type changes from {type(old).__name__} to {type(new).__name__}"
-              + (" (write 100.0 for a float)" if isinstance(old, float) and isinstance(new, int) else ""),
-              file=sys.stderr)
+              + _float_hint(old, new, args.value, args.json), file=sys.stderr)
     return save_changed(path, original, sf, "set")
 
 

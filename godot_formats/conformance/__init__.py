@@ -6,6 +6,11 @@ repository's ``fixtures/`` by ``scripts/make_conformance_corpus.py``).  Every ex
 engine's own: each value Godot 3.2.3 / Godot 4.6 wrote must come back as the same bytes after a decode and
 an encode (NodePath name padding ignored), and each input the engine refused must be refused.
 
+Three operations judge the two directions together or apart (:data:`OPERATIONS`): ``roundtrip``
+(bytes in, bytes out), ``decode`` (bytes in, the value in this library's lossless JSON form out,
+compared with the engine's value) and ``encode`` (the engine's value as that JSON form in, bytes
+out), so that a decode-only or encode-only implementation gets a verdict on what it does.
+
 In a Python test suite::
 
     from godot_formats.conformance import cases
@@ -26,6 +31,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Callable, Type, Union
 
+from ..core.errors import JSONFormatError
+from ..views.jsonform import dumps_json, from_json
+
 #: What Case.check takes for the exceptions that mean "refused" (``type`` is a field name in Case).
 Refusals = Union[Type[BaseException], tuple[Type[BaseException], ...]]
 
@@ -38,7 +46,17 @@ DIALECTS = tuple(ENGINES)
 
 SAME, ERROR = "same", "error"
 
-__all__ = ["DIALECTS", "ENGINES", "Case", "Verdict", "cases", "judge"]
+#: The operations an adapter may support: bytes -> bytes, bytes -> JSON form, JSON form -> bytes.
+ROUNDTRIP, DECODE, ENCODE = "roundtrip", "decode", "encode"
+OPERATIONS = (ROUNDTRIP, DECODE, ENCODE)
+
+#: What became of one case: judged (pass, fail), the adapter hung or died on it (hang, crash: failures
+#: too, named apart because they stop the adapter), or it was never asked (not run: no verdict at all).
+PASS, FAIL, HANG, CRASH, NOT_RUN = "pass", "fail", "hang", "crash", "not run"
+FAILED = (FAIL, HANG, CRASH)
+
+__all__ = ["CRASH", "DECODE", "DIALECTS", "ENCODE", "ENGINES", "FAIL", "HANG", "NOT_RUN", "OPERATIONS", "PASS",
+           "ROUNDTRIP", "Case", "Verdict", "cases", "judge", "judge_decode"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +81,9 @@ class Case:
     engine: str
     #: [start, end) byte ranges of NodePath name padding, which the comparison ignores.
     mask: tuple[tuple[int, int], ...] = ()
+    #: For ``expect: same``, the engine's value in this library's lossless JSON form (compact text):
+    #: what a ``decode`` must answer and what an ``encode`` is given.  None for a refused input.
+    json: str | None = None
 
     def __str__(self) -> str:
         return f"{self.dialect}/{self.name}"
@@ -76,10 +97,26 @@ class Case:
         """The bytes an implementation must give back, or None when it must refuse the input."""
         return self.data if self.expect == SAME else None
 
-    def request(self, request_id: int) -> dict[str, Any]:
-        """The protocol's request line for this case (docs/conformance.md)."""
-        return {"id": request_id, "op": "roundtrip", "dialect": self.dialect, "objects": self.objects,
-                "hex": self.hex}
+    def operations(self) -> tuple[str, ...]:
+        """The operations that judge this case: an input the engine refused has no value to encode."""
+        return OPERATIONS if self.expect == SAME else (ROUNDTRIP, DECODE)
+
+    def request(self, request_id: int, op: str = ROUNDTRIP) -> dict[str, Any]:
+        """The protocol's request for this case (docs/conformance.md), for ``roundtrip`` and ``decode``."""
+        if op not in (ROUNDTRIP, DECODE):
+            raise ValueError(f"request() builds roundtrip and decode requests; use request_line() for {op!r}")
+        return {"id": request_id, "op": op, "dialect": self.dialect, "objects": self.objects, "hex": self.hex}
+
+    def request_line(self, request_id: int, op: str = ROUNDTRIP) -> bytes:
+        """The request as the line sent to an adapter.  An ``encode`` request carries the JSON form as
+        text spliced in, not re-serialized: a value nested 1024 deep is deeper than ``json.dumps`` goes."""
+        if op != ENCODE:
+            return json.dumps(self.request(request_id, op), separators=(",", ":")).encode("ascii") + b"\n"
+        if self.json is None:
+            raise ValueError(f"{self}: an input the engine refused has no value to encode")
+        head = json.dumps({"id": request_id, "op": op, "dialect": self.dialect, "objects": self.objects},
+                          separators=(",", ":"))
+        return (head[:-1] + ',"json":' + self.json + "}\n").encode("utf-8")
 
     def check(self, roundtrip: Callable[[bytes, str, bool], Any],
               refusals: Refusals = Exception) -> None:
@@ -109,6 +146,19 @@ class Verdict:
     actual: bytes | None = None
     #: The implementation's refusal message, if it refused.
     error: str | None = None
+    #: The operation judged (:data:`OPERATIONS`).
+    op: str = ROUNDTRIP
+    #: ``hang``, ``crash`` or ``not run`` when the adapter did not answer; "" when it answered
+    #: (then :attr:`status` is ``pass`` or ``fail`` from ``passed``).
+    outcome: str = ""
+    #: A decode's answer: the value in canonical JSON form, or the answer as it came when it was not
+    #: a value in that form.
+    actual_json: str | None = None
+
+    @property
+    def status(self) -> str:
+        """:data:`PASS`, :data:`FAIL`, :data:`HANG`, :data:`CRASH` or :data:`NOT_RUN`."""
+        return self.outcome or (PASS if self.passed else FAIL)
 
     def describe(self) -> str:
         """The failure as the text report prints it (a few lines)."""
@@ -116,11 +166,15 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         c = self.case
-        return {"case": c.name, "dialect": c.dialect, "type": c.type, "type_name": c.type_name,
-                "objects": c.objects, "expect": c.expect, "input_hex": c.hex,
-                "expected_hex": c.hex if c.expect == SAME else None, "mask": [list(r) for r in c.mask],
-                "actual_hex": None if self.actual is None else self.actual.hex(), "error": self.error,
-                "passed": self.passed, "reason": self.reason, "engine": c.engine}
+        out = {"case": c.name, "op": self.op, "status": self.status, "dialect": c.dialect, "type": c.type,
+               "type_name": c.type_name, "objects": c.objects, "expect": c.expect,
+               "input_hex": None if self.op == ENCODE else c.hex,
+               "input_json": c.json if self.op == ENCODE else None,
+               "expected_hex": c.hex if c.expect == SAME and self.op != DECODE else None,
+               "expected_json": c.json if self.op == DECODE else None, "mask": [list(r) for r in c.mask],
+               "actual_hex": None if self.actual is None else self.actual.hex(), "actual_json": self.actual_json,
+               "error": self.error, "passed": self.passed, "reason": self.reason, "engine": c.engine}
+        return out
 
 
 def _load(dialect: str) -> list[Case]:
@@ -163,27 +217,77 @@ def first_difference(case: Case, actual: bytes) -> int | None:
     return None
 
 
-def judge(case: Case, *, actual: bytes | None = None, error: str | None = None) -> Verdict:
-    """Judge one answer: the re-encoded bytes (``actual``) or a refusal (``error``, its message)."""
+def judge(case: Case, *, actual: bytes | None = None, error: str | None = None, op: str = ROUNDTRIP) -> Verdict:
+    """Judge one answer that is bytes: a ``roundtrip`` (the re-encoded bytes) or an ``encode`` (the
+    bytes written for the engine's value), given as ``actual``, or a refusal (``error``, its message)."""
     if (actual is None) == (error is None):
         raise ValueError("judge() takes the answer's bytes or its error, exactly one")
+    if op not in (ROUNDTRIP, ENCODE):
+        raise ValueError("judge() judges bytes (roundtrip, encode); a decode is judged by judge_decode()")
     if case.expect == ERROR:
+        if op == ENCODE:
+            raise ValueError(f"{case}: an input the engine refused has no value to encode")
         if error is not None:
-            return Verdict(case, True, error=error)
-        return Verdict(case, False, "accepted an input the engine refuses", actual=actual)
+            return Verdict(case, True, error=error, op=op)
+        return Verdict(case, False, "accepted an input the engine refuses", actual=actual, op=op)
     if error is not None:
-        return Verdict(case, False, "refused bytes the engine wrote", error=error)
+        why = "refused bytes the engine wrote" if op == ROUNDTRIP else "refused to encode the engine's value"
+        return Verdict(case, False, why, error=error, op=op)
     assert actual is not None
     at = first_difference(case, actual)
     if at is None:
-        return Verdict(case, True, actual=actual)
+        return Verdict(case, True, actual=actual, op=op)
     if len(actual) != len(case.data) and at == min(len(actual), len(case.data)):
         why = f"{len(actual)} bytes instead of the engine's {len(case.data)}"
     else:
         why = f"bytes differ from offset {at}"
         if len(actual) != len(case.data):
             why += f" ({len(actual)} bytes instead of the engine's {len(case.data)})"
-    return Verdict(case, False, why, actual=actual)
+    return Verdict(case, False, why, actual=actual, op=op)
+
+
+#: What judge_decode() takes for "no value given" (None is a value: JSON null, Godot's Nil).
+NO_VALUE: Any = object()
+
+
+def canonical_json(answer: Any) -> str:
+    """A decode's answer (parsed JSON: ours or the engine's ``JSON.from_native`` shapes) as the one
+    compact text this library writes for that value, so two spellings of one value compare equal.
+    Raises JSONFormatError when it is not a value in the JSON form."""
+    return dumps_json(from_json(answer), indent=None)
+
+
+def judge_decode(case: Case, *, value: Any = NO_VALUE, error: str | None = None) -> Verdict:
+    """Judge a ``decode``: the value the implementation read, in the JSON form (``value``: the parsed
+    JSON), or its refusal (``error``).  The value is compared with the engine's (``case.json``) in
+    canonical form: floats bit for bit (``-0.0``, NaN payloads), ints and floats apart, order kept."""
+    if (value is NO_VALUE) == (error is None):
+        raise ValueError("judge_decode() takes the answer's value or its error, exactly one")
+    if error is not None:
+        if case.expect == ERROR:
+            return Verdict(case, True, error=error, op=DECODE)
+        return Verdict(case, False, "refused bytes the engine wrote", error=error, op=DECODE)
+    try:
+        text = canonical_json(value)
+    except (JSONFormatError, RecursionError) as e:
+        raw = _raw_json(value)
+        return Verdict(case, False, f"not a value in the JSON form: {e}", op=DECODE, actual_json=raw)
+    if case.expect == ERROR:
+        return Verdict(case, False, "accepted an input the engine refuses", op=DECODE, actual_json=text)
+    assert case.json is not None
+    if text == case.json:
+        return Verdict(case, True, op=DECODE, actual_json=text)
+    at = next((i for i, (x, y) in enumerate(zip(text, case.json)) if x != y), min(len(text), len(case.json)))
+    return Verdict(case, False, f"a different value: the JSON forms differ from character {at}",
+                   op=DECODE, actual_json=text)
+
+
+def _raw_json(value: Any) -> str:
+    """An answer that is not a value in the JSON form, as text to show (it may nest past any limit)."""
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        return "(an answer nested too deep to show)"
 
 
 # -- a verdict in words (the report's lines, and Verdict.describe) ----------------------------------
@@ -212,28 +316,64 @@ def _type_label(case: Case) -> str:
     return f"{case.type} {case.type_name}" if case.type is not None else case.type_name
 
 
+#: The first word of a verdict's lines in the report.
+LABELS = {PASS: "pass", FAIL: "FAIL", HANG: "HANG", CRASH: "CRASH", NOT_RUN: "NOT RUN"}
+#: JSON text shown whole up to this many characters; longer text around the first difference.
+JSON_WHOLE = 160
+JSON_WINDOW = 120
+
+
+def json_excerpt(text: str, at: int | None = None) -> str:
+    """JSON text on one line; when long, the characters around offset ``at`` and where they are."""
+    if len(text) <= JSON_WHOLE:
+        return _one_line(text, JSON_WHOLE)
+    start = max(0, (at or 0) - 40)
+    part = text[start:start + JSON_WINDOW]
+    before = f"[{start}:] " if start else ""
+    after = f" ... ({len(text)} characters)" if start + JSON_WINDOW < len(text) else f" ({len(text)} characters)"
+    return before + _one_line(part, JSON_WINDOW) + after
+
+
+def _json_difference(expected: str, actual: str) -> int:
+    at = next((i for i, (x, y) in enumerate(zip(expected, actual)) if x != y), None)
+    return min(len(expected), len(actual)) if at is None else at
+
+
+def _expected_lines(v: Verdict) -> tuple[list[str], int | None]:
+    """The engine's side of a verdict (what it wrote or refused, and what was sent), and the offset
+    where the answer first differs."""
+    c = v.case
+    if c.expect == ERROR:
+        return [f"  input:    {hex_excerpt(c.data)}",
+                f"  engine:   refused it: {_one_line(c.engine) or '(no message)'}"], None
+    lines = [f"  engine:   {_one_line(c.engine)}"]
+    assert c.json is not None
+    if v.op == DECODE:
+        at = _json_difference(c.json, v.actual_json) if v.actual_json is not None else None
+        return lines + [f"  expected: {json_excerpt(c.json, at)}"], at
+    at = first_difference(c, v.actual) if v.actual is not None else None
+    if v.op == ENCODE:
+        lines.append(f"  input:    {json_excerpt(c.json)}")
+    return lines + [f"  expected: {hex_excerpt(c.data, at)}"], at
+
+
 def describe_failure(v: Verdict) -> list[str]:
-    """A failing (or passing) verdict as a few lines of text."""
+    """A verdict (failing, or passing) as a few lines of text."""
     c = v.case
     objects = ", objects" if c.objects else ""
-    lines = [f"FAIL {c.dialect} {c.name} (type {_type_label(c)}{objects})" if not v.passed
-             else f"pass {c.dialect} {c.name} (type {_type_label(c)}{objects})"]
-    if c.expect == SAME:
-        at = first_difference(c, v.actual) if v.actual is not None else None
-        lines.append(f"  engine:   {_one_line(c.engine)}")
-        lines.append(f"  expected: {hex_excerpt(c.data, at)}")
-    else:
-        at = None
-        lines.append(f"  input:    {hex_excerpt(c.data)}")
-        lines.append(f"  engine:   refused it: {_one_line(c.engine) or '(no message)'}")
+    lines = [f"{LABELS[v.status]} {c.dialect} {c.name} (type {_type_label(c)}{objects}) [{v.op}]"]
+    expected, at = _expected_lines(v)
+    lines += expected
     if v.actual is not None:
         lines.append(f"  actual:   {hex_excerpt(v.actual, at)}")
+    elif v.actual_json is not None:
+        lines.append(f"  actual:   {json_excerpt(v.actual_json, at)}")
     elif v.error is not None:
         lines.append(f"  actual:   refused: {_one_line(v.error)}")
     else:
         lines.append("  actual:   (no answer)")
     why = v.reason
-    if c.mask and c.expect == SAME:
+    if c.mask and c.expect == SAME and v.op != DECODE:
         why += " (NodePath padding ignored at " + ", ".join(f"{a}-{b - 1}" for a, b in c.mask) + ")"
     if why:
         lines.append(f"  why:      {why}")

@@ -1,9 +1,13 @@
 """Talking to an adapter: one process, JSON lines over its stdin and stdout (docs/conformance.md).
 
-Nothing an adapter does can hang or crash the run: every request has a time limit, a process that
-exits or stops answering is stopped and started again (up to ``max_restarts`` times; after that the
-remaining cases are reported as not run), and a line that is not a response to the request in
-flight fails that case with what the line was.
+Nothing an adapter does can hang or crash the run.  Every request has a time limit; a case on which the
+adapter stops answering (``hang``) or exits (``crash``) is marked so and the run goes on with a fresh
+process, as often as it takes (a restart costs one process start; ``max_restarts`` caps them when asked).
+Each start opens with the ``operations`` request, which also tells a broken adapter (one that dies or
+hangs before any case) from a case that breaks a working one: after ``start_failures`` starts in a row
+without an answer to it, the rest is not run.  The whole run has a time limit: the cases it does not
+reach are ``not run``, never failed.  A line that is not a response to the request in flight fails that
+case with what the line was.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import errno
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -24,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
 from ..core.errors import AdapterError
-from . import Case, Verdict, _reaper, judge
+from ..views.jsonform.parser import raw_decode_deep
+from . import CRASH, DECODE, HANG, NOT_RUN, OPERATIONS, ROUNDTRIP, Case, Verdict, _reaper, judge, judge_decode
 
 #: The longest adapter line quoted in a report.
 QUOTE = 160
@@ -40,19 +46,20 @@ class Answer:
 
     response: dict[str, Any] | None = None
     problem: str = ""
-    #: The process is unusable after this problem (it exited or stopped answering).
-    fatal: bool = False
+    #: :data:`HANG` (no answer in time) or :data:`CRASH` (the process exited or closed its output):
+    #: the process is unusable after it.  "" for an answer, or a bad line (the process goes on).
+    kind: str = ""
+
+    @property
+    def fatal(self) -> bool:
+        return bool(self.kind)
 
 
 class Adapter:
     """One adapter process and the threads that read its output."""
 
-    def __init__(self, command: Sequence[str], timeout: float, start_timeout: float | None = None) -> None:
+    def __init__(self, command: Sequence[str]) -> None:
         self.command = list(command)
-        self.timeout = timeout
-        #: The time the first answer of each start may take (the adapter loads its implementation).
-        self.start_timeout = max(timeout, start_timeout if start_timeout is not None else timeout)
-        self._fresh = False
         self.starts = 0
         self.stale = 0  # late answers to requests already judged, ignored
         self._proc: subprocess.Popen[bytes] | None = None
@@ -78,8 +85,9 @@ class Adapter:
             raise AdapterError(f"cannot start the adapter {self.command[0]!r}: {reason}") from None
         self.starts += 1
         self._proc = proc
-        self._fresh = True
-        # Fresh queues: nothing of an earlier process can be taken for an answer of this one.
+        # Fresh queues: nothing of an earlier process can be taken for an answer of this one (so its
+        # request ids start afresh too: every start opens with id 0).
+        self._answered = set()
         self._lines = queue.Queue()
         self._outbox = queue.Queue()
         self._stderr = deque(maxlen=5)
@@ -136,12 +144,10 @@ class Adapter:
 
     # -- one request ----------------------------------------------------------------------------
 
-    def ask(self, request: dict[str, Any]) -> Answer:
-        """Send one request and wait for the line that answers it."""
-        request_id = request["id"]
-        self._outbox.put(json.dumps(request, separators=(",", ":")).encode("ascii") + b"\n")
-        limit, first = (self.start_timeout, True) if self._fresh else (self.timeout, False)
-        self._fresh = False
+    def ask(self, request_id: int, request: bytes, limit: float, first: bool = False) -> Answer:
+        """Send one request line and wait up to ``limit`` seconds for the line that answers it
+        (``first``: the opening request of a start, which says so when it times out)."""
+        self._outbox.put(request)
         deadline = time.monotonic() + limit
         try:
             while True:
@@ -153,22 +159,22 @@ class Adapter:
                 except queue.Empty:
                     since = " of starting" if first else ""
                     return Answer(problem=f"no answer within {limit:g} s{since} (the adapter was stopped)",
-                                  fatal=True)
+                                  kind=HANG)
                 if raw is None:  # the end of its standard output
                     status = self._exit_status()
                     if self._stderr_reader is not None:
                         self._stderr_reader.join(timeout=0.5)  # its last words
                     tail = self.stderr_tail()
                     return Answer(problem=f"the adapter {status} before answering"
-                                          + (f"; its last error output: {tail}" if tail else ""), fatal=True)
+                                          + (f"; its last error output: {tail}" if tail else ""), kind=CRASH)
                 line = raw.decode("utf-8", "replace").strip()
                 if not line:
                     continue
                 if isinstance(raw, _TooLong):
                     return Answer(problem=f"an answer line of more than {MAX_LINE} bytes: {quote(line[:200])!r}…")
                 try:
-                    obj = json.loads(line)
-                except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+                    obj = _parse_line(line)
+                except ValueError:
                     return Answer(problem=f"not a JSON line: {quote(line[:200])!r}")
                 if not isinstance(obj, dict) or "id" not in obj:
                     return Answer(problem=f"not a response object (no \"id\"): {quote(line)!r}")
@@ -182,6 +188,46 @@ class Adapter:
                 return Answer(response=obj)
         finally:
             self._answered.add(request_id)
+
+
+#: The deepest answer line read: the JSON form of a value nested as deep as the engines allow (1024
+#: containers; a Dictionary is two JSON levels), with room to spare.  Deeper lines are not read (a
+#: line of 100,000 "[" would cost the slow parser a fifth of a second, each time).
+MAX_ANSWER_DEPTH = 4 * 1024
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deeper_than(line: str, limit: int) -> bool:
+    """Whether the JSON text nests deeper than ``limit`` (strings skipped); stops at the first level past it."""
+    depth = 0
+    for m in _BRACKETS.finditer(line):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in "]}":
+            depth -= 1
+    return False
+
+
+def _parse_line(line: str) -> Any:
+    """An answer line as JSON, at any depth: a decode of the corpus's deepest value (1025 Arrays) is
+    deeper than the json module recurses, so such a line is read again with the JSON form's own
+    parser, which keeps an explicit stack.  ValueError when it is not one JSON document."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        pass
+    if _deeper_than(line, MAX_ANSWER_DEPTH):
+        raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
+    try:
+        obj, end = raw_decode_deep(line, 0)
+    except (IndexError, KeyError, TypeError) as e:
+        raise ValueError(str(e)) from None
+    if line[end:].strip():
+        raise ValueError("extra data after the JSON document")
+    return obj
 
 
 #: The pipes' buffer, and the longest answer line read (a longer one fails its case, and is skipped).
@@ -259,25 +305,41 @@ def _write_lines(stream: IO[bytes], outbox: queue.Queue[bytes | None]) -> None:
             pass
 
 
-def verdict_of(case: Case, answer: Answer) -> Verdict:
-    """Judge what the adapter sent back for ``case``."""
+def verdict_of(case: Case, answer: Answer, op: str = ROUNDTRIP) -> Verdict:
+    """Judge what the adapter sent back for ``case`` under ``op``."""
     if answer.response is None:
-        return Verdict(case, False, answer.problem)
+        return Verdict(case, False, answer.problem, op=op, outcome=answer.kind)
     r = answer.response
-    has_hex, has_error = "hex" in r, "error" in r
-    if has_hex == has_error:
-        return Verdict(case, False, "a response needs exactly one of \"hex\" and \"error\": "
-                                    + quote(json.dumps(r)))
+    key = "json" if op == DECODE else "hex"
+    has_value, has_error = key in r, "error" in r
+    if has_value == has_error:
+        return Verdict(case, False, f"a response needs exactly one of \"{key}\" and \"error\": "
+                                    + quote(json.dumps(r)), op=op)
     if has_error:
-        return judge(case, error=str(r["error"]))
+        error = str(r["error"])
+        return judge_decode(case, error=error) if op == DECODE else judge(case, error=error, op=op)
+    if op == DECODE:
+        return judge_decode(case, value=r["json"])
     text = r["hex"]
     try:
         if not isinstance(text, str):
             raise ValueError
         actual = bytes.fromhex(text)
     except ValueError:
-        return Verdict(case, False, f"\"hex\" is not hexadecimal bytes: {quote(json.dumps(text))}")
-    return judge(case, actual=actual)
+        return Verdict(case, False, f"\"hex\" is not hexadecimal bytes: {quote(json.dumps(text))}", op=op)
+    return judge(case, actual=actual, op=op)
+
+
+#: The default time limit of a whole run, in seconds: the kit's three operations over both corpora
+#: take seconds for a working adapter; this bounds one that hangs on many cases.
+DEFAULT_TIME_LIMIT = 900.0
+#: Starts in a row that may fail to answer the opening request before the adapter is taken for broken.
+START_FAILURES = 3
+#: The opening request of every start: which operations the adapter supports (docs/conformance.md).
+#: It carries a round trip's fields (of no bytes), so that an adapter written before there were
+#: operations, which may read them without looking at "op", answers it instead of failing.
+HELLO_ID = 0
+HELLO = b'{"id":0,"op":"operations","dialect":"godot4","objects":false,"hex":""}\n'
 
 
 @dataclass
@@ -289,39 +351,141 @@ class Run:
     problems: list[str] = field(default_factory=list)
     starts: int = 0
     stale: int = 0
+    #: The operations the adapter said it supports (None: it never answered the opening request).
+    declared: tuple[str, ...] | None = None
+    #: The operations run: those asked for that the adapter supports, in :data:`OPERATIONS` order.
+    operations: tuple[str, ...] = (ROUNDTRIP,)
+    #: Operations asked for that the adapter does not support (no verdicts: not its job).
+    unsupported: tuple[str, ...] = ()
+    #: The run's time limit in seconds (None: none), and the time it took.
+    time_limit: float | None = None
+    elapsed: float = 0.0
+    #: Why the run stopped before its last case ("" when it reached it); the rest is "not run".
+    stopped: str = ""
 
 
-def run(command: Sequence[str], corpus: Sequence[Case], *, timeout: float = 10.0, start_timeout: float = 60.0,
-        max_restarts: int = 3) -> Run:
-    """Send every case of ``corpus`` to the adapter ``command`` and judge the answers: each answer within
-    ``timeout`` seconds, the first after each start within ``start_timeout``."""
-    result = Run(list(command))
-    adapter = Adapter(command, timeout, start_timeout)
-    adapter.start()
-    try:
-        for i, case in enumerate(corpus):
-            if adapter.stopped and not _restart(adapter, result, max_restarts):
-                result.verdicts.extend(Verdict(c, False, "not run: " + result.problems[-1])
-                                       for c in corpus[i:])
-                break
-            answer = adapter.ask(case.request(i + 1))
-            result.verdicts.append(verdict_of(case, answer))
-            if answer.fatal:
-                result.problems.append(f"{case}: {answer.problem}")
-                adapter.stop(grace=0.5)
-    finally:
-        adapter.stop()
-        result.starts, result.stale = adapter.starts, adapter.stale
-    return result
+def run(command: Sequence[str], corpus: Sequence[Case], *, operations: Sequence[str] | None = None,
+        timeout: float = 10.0, start_timeout: float = 60.0, max_restarts: int | None = None,
+        time_limit: float | None = DEFAULT_TIME_LIMIT, start_failures: int = START_FAILURES) -> Run:
+    """Send every case of ``corpus`` to the adapter ``command`` under each of ``operations`` (default:
+    every one; only those the adapter supports run) and judge the answers: each answer within
+    ``timeout`` seconds, the opening request of each start (which includes loading the adapter)
+    within ``start_timeout``, the whole run within ``time_limit`` (None: no limit)."""
+    for op in operations or ():
+        if op not in OPERATIONS:
+            raise ValueError(f"unknown operation {op!r}: choose from {', '.join(OPERATIONS)}")
+    return _Session(command, timeout, max(timeout, start_timeout), max_restarts, time_limit,
+                    start_failures).run(corpus, operations)
 
 
-def _restart(adapter: Adapter, result: Run, max_restarts: int) -> bool:
-    if adapter.starts > max_restarts:
-        result.problems.append(f"gave up after starting the adapter {adapter.starts} times")
-        return False
-    try:
-        adapter.start()
-    except AdapterError as e:
-        result.problems.append(str(e))
-        return False
-    return True
+class _Session:
+    """One run: the adapter, the clock, and the verdicts so far."""
+
+    def __init__(self, command: Sequence[str], timeout: float, start_timeout: float, max_restarts: int | None,
+                 time_limit: float | None, start_failures: int) -> None:
+        self.adapter = Adapter(command)
+        self.result = Run(list(command), time_limit=time_limit)
+        self.timeout, self.start_timeout = timeout, start_timeout
+        self.max_restarts, self.start_failures = max_restarts, start_failures
+        self.began = time.monotonic()
+        self.deadline = None if time_limit is None else self.began + time_limit
+        self.failed_starts = 0
+        self.next_id = 0
+
+    def run(self, corpus: Sequence[Case], operations: Sequence[str] | None) -> Run:
+        result = self.result
+        try:
+            up = self._bring_up(first=True)
+            wanted = tuple(operations) if operations else OPERATIONS
+            declared = result.declared if result.declared is not None else (
+                wanted if operations or up else (ROUNDTRIP,))
+            result.operations = tuple(op for op in OPERATIONS if op in wanted and op in declared)
+            result.unsupported = tuple(op for op in OPERATIONS if op in wanted and op not in declared)
+            for case in corpus:
+                for op in case.operations():
+                    if op in result.operations:
+                        self._one(case, op)
+        finally:
+            self.adapter.stop()
+            result.starts, result.stale = self.adapter.starts, self.adapter.stale
+            result.elapsed = time.monotonic() - self.began
+        return result
+
+    def _remaining(self) -> float:
+        return float("inf") if self.deadline is None else self.deadline - time.monotonic()
+
+    def _time_is_up(self) -> bool:
+        if self._remaining() > 0:
+            return False
+        self.result.stopped = self.result.stopped or f"the time limit of {self.result.time_limit:g} s was reached"
+        return True
+
+    def _one(self, case: Case, op: str) -> None:
+        result, adapter = self.result, self.adapter
+        if result.stopped or self._time_is_up() or (adapter.stopped and not self._bring_up()):
+            result.verdicts.append(Verdict(case, False, f"not run: {result.stopped}", op=op, outcome=NOT_RUN))
+            return
+        self.next_id += 1
+        limit = min(self.timeout, self._remaining())
+        answer = adapter.ask(self.next_id, case.request_line(self.next_id, op), limit)
+        if answer.kind == HANG and limit < self.timeout:  # cut short by the run's limit, not the case's
+            self._time_is_up()
+            result.verdicts.append(Verdict(case, False, f"not run: {result.stopped}", op=op, outcome=NOT_RUN))
+            adapter.stop(grace=0)
+            return
+        result.verdicts.append(verdict_of(case, answer, op))
+        if answer.fatal:
+            result.problems.append(f"{case} [{op}]: {answer.problem}")
+            adapter.stop(grace=0 if answer.kind == HANG else 0.5)
+
+    def _bring_up(self, first: bool = False) -> bool:
+        """Start the adapter and have it answer the opening request, trying again while that is
+        allowed; False (with ``stopped`` saying why) when it did not come up."""
+        result, adapter = self.result, self.adapter
+        while True:
+            if self.max_restarts is not None and adapter.starts > self.max_restarts:
+                result.stopped = f"gave up after starting the adapter {adapter.starts} times (--restarts)"
+            elif self.failed_starts >= self.start_failures:
+                result.stopped = (f"the adapter did not answer its opening request in {self.failed_starts} starts "
+                                  "in a row")
+            if result.stopped or self._time_is_up():
+                return False
+            try:
+                adapter.start()
+            except AdapterError as e:
+                if first:
+                    raise
+                result.stopped = str(e)
+                return False
+            if self._hello():
+                return True
+
+    def _hello(self) -> bool:
+        """The opening request: which operations the adapter supports (only the first answer counts)."""
+        answer = self.adapter.ask(HELLO_ID, HELLO, min(self.start_timeout, self._remaining()), first=True)
+        if answer.fatal:
+            self.failed_starts += 1
+            self.result.problems.append(f"start {self.adapter.starts}, the opening request: {answer.problem}")
+            self.adapter.stop(grace=0 if answer.kind == HANG else 0.5)
+            return False
+        self.failed_starts = 0
+        if self.result.declared is None:
+            self.result.declared = declared_operations(answer, self.result.problems)
+        return True
+
+
+def declared_operations(answer: Answer, problems: list[str]) -> tuple[str, ...]:
+    """The operations an answer to the opening request declares.  An ``error`` or ``hex`` answer is
+    an adapter written before operations were declared: it does the round trip (docs/conformance.md)."""
+    r = answer.response
+    if r is not None and ("error" in r or "hex" in r) and "operations" not in r:
+        return (ROUNDTRIP,)
+    ops = r.get("operations") if r is not None else None
+    if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
+        what = answer.problem or "no \"operations\" list: " + quote(json.dumps(r))
+        problems.append(f"the opening request: {what}; the round trip is assumed")
+        return (ROUNDTRIP,)
+    unknown = [op for op in ops if op not in OPERATIONS]
+    if unknown:
+        problems.append(f"the opening request: unknown operations {', '.join(map(repr, unknown))} ignored")
+    return tuple(op for op in OPERATIONS if op in ops)

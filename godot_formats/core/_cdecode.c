@@ -450,6 +450,8 @@ typedef struct {
     long long elements_left;
     unsigned marks;           /* what the flagged values read so far left (Slot.mark) */
     struct text_slot *texts;  /* the short-string cache, TEXT_CACHE_SIZE slots, or NULL */
+    PyObject **made;          /* the lists and dicts this decode built, held untracked (see hold) */
+    Py_ssize_t nmade, capmade;
 } State;
 
 /* Stack growth is bounded by the input: every value takes at least 4 bytes of it. */
@@ -466,6 +468,65 @@ grow(void **arr, Py_ssize_t *cap, size_t item)
     *arr = p;
     *cap = n;
     return 0;
+}
+
+
+/* The cyclic GC and a decode.  A decode builds many lists and dicts; while they are tracked,
+ * every collection the allocations trigger walks them again, and the full collections
+ * (which walk the process's whole heap) come sooner: a decode ran 2-3 times slower with the
+ * GC on in a process holding a large heap.  Nothing a decode builds can be part of a cycle
+ * while it is built (the values are a tree), so the lists and dicts are held untracked here,
+ * and tracked again, every one, when the decode ends (value or fallback): after it, the user
+ * may mutate them into cycles, which the GC must see (a list is never re-tracked by CPython
+ * on its own; a dict is tracked again only when a tracked value is stored in it).  Nothing
+ * global changes (unlike gc.disable()), so other threads and nested decodes see the GC as it
+ * was.  A held object keeps a reference until then.  When the array cannot grow, the object
+ * stays tracked: slower, never wrong. */
+static void
+hold(State *st, PyObject *op)
+{
+    if (st->nmade == st->capmade && grow((void **)&st->made, &st->capmade, sizeof(PyObject *)) < 0)
+        return;
+    if (PyObject_GC_IsTracked(op))
+        PyObject_GC_UnTrack(op);
+    Py_INCREF(op);
+    st->made[st->nmade++] = op;
+}
+
+static inline int
+may_be_tracked(PyObject *op)
+{
+    return PyObject_IS_GC(op) && (!PyTuple_CheckExact(op) || PyObject_GC_IsTracked(op));
+}
+
+/* Whether CPython would track this dict: when it holds a key or value the GC may track (its
+ * MAINTAIN_TRACKING rule; a dict of str and int alone stays untracked, as Python's own). */
+static int
+dict_needs_tracking(PyObject *d)
+{
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v))
+        if (may_be_tracked(k) || may_be_tracked(v))
+            return 1;
+    return 0;
+}
+
+/* Track again everything hold() untracked, and drop its references.  In the order they were
+ * made, so that a dict's values (all made before it) are tracked when it is looked at. */
+static void
+release_held(State *st)
+{
+    Py_ssize_t i;
+    for (i = 0; i < st->nmade; i++) {
+        PyObject *op = st->made[i];
+        if (!PyObject_GC_IsTracked(op) && (!PyDict_CheckExact(op) || dict_needs_tracking(op)))
+            PyObject_GC_Track(op);
+        Py_DECREF(op);
+    }
+    PyMem_Free(st->made);
+    st->made = NULL;
+    st->nmade = st->capmade = 0;
 }
 
 static inline int
@@ -823,6 +884,7 @@ build_dict(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *types)
 #endif
             if (d == NULL)
                 goto fail;
+            hold(st, d);
             for (i = 0; i < n; i += 2)
                 if (PyDict_SetItem(d, kv[i], kv[i + 1]) < 0) {
                     Py_DECREF(d);
@@ -913,8 +975,11 @@ open_container(State *st, int kind, Py_ssize_t count, PyObject *target, PyObject
     f->list = NULL;
     /* An untyped Array's values go straight into its list, sized once: the count was
      * checked against the bytes left (4 per element), so its size is bounded by the input. */
-    if (kind == F_ARRAY && target == NULL && (f->list = PyList_New(count)) == NULL)
-        goto refuse;
+    if (kind == F_ARRAY && target == NULL) {
+        if ((f->list = PyList_New(count)) == NULL)
+            goto refuse;
+        hold(st, f->list);
+    }
     st->nframes++;
     f->kind = kind;
     f->base = st->nvals;
@@ -1287,6 +1352,7 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         }
         set_fallback();
     }
+    release_held(&st);
     Py_XDECREF(st.view);
     Py_XDECREF(st.dictionary);
     if (st.texts != NULL) {

@@ -1138,6 +1138,219 @@ PyDoc_STRVAR(module_doc,
 
 #define CONCAT_MAX_PARTS 8
 
+/* -- unchanged: whether a value needs no change for a conversion (saves/conversion.py) ------ */
+
+#define UNCHANGED_SURROGATES 1u  /* the target stores only valid UTF-8: a lone surrogate changes */
+#define UNCHANGED_INT32 2u       /* the target writes ints in 32 bits */
+#define UNCHANGED_FLOAT32 4u     /* the target writes floats in 32 bits */
+
+static int
+has_surrogate(PyObject *s)
+{
+    Py_ssize_t i, n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return 0;
+    for (i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0xD800 && c <= 0xDFFF)
+            return 1;
+    }
+    return 0;
+}
+
+static int
+f32_exact(double d)
+{
+    return isnan(d) || isinf(d) || (fabs(d) <= FLT_MAX && (double)(float)d == d);
+}
+
+/* The math types given as tuples of floats (Vector2 ...) whose components must be exact in
+ * float32 (a single-precision target): 1 all exact, 0 not, -2 not such a value. */
+static int
+real_tuple_unchanged(PyObject *v, PyObject *real_tuple_types)
+{
+    Py_ssize_t i, n;
+    PyTypeObject *tp = Py_TYPE(v);
+    if (!PyTuple_Check(v))
+        return -2;
+    n = PyTuple_GET_SIZE(real_tuple_types);
+    for (i = 0; i < n; i++)
+        if ((PyObject *)tp == PyTuple_GET_ITEM(real_tuple_types, i))
+            break;
+    if (i == n)
+        return -2;
+    for (i = 0; i < PyTuple_GET_SIZE(v); i++) {
+        PyObject *c = PyTuple_GET_ITEM(v, i);
+        if (Py_TYPE(c) != &PyFloat_Type)
+            return -2;
+        if (!f32_exact(PyFloat_AS_DOUBLE(c)))
+            return 0;
+    }
+    return 1;
+}
+
+/* 1: this scalar stays as it is; 0: it changes (or is not an exact scalar: -2). */
+static int
+scalar_unchanged(PyObject *v, unsigned flags, PyObject *real_types)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+    if (tp == &PyUnicode_Type)
+        return !(flags & UNCHANGED_SURROGATES) || !has_surrogate(v);
+    if (tp == &PyLong_Type) {
+        int overflow;
+        long long n;
+        if (!(flags & UNCHANGED_INT32))
+            return 1;
+        n = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (n == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        return !overflow && n >= INT32_MIN && n <= INT32_MAX;
+    }
+    if (tp == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (!(flags & UNCHANGED_FLOAT32) || isnan(d) || isinf(d))
+            return 1;
+        return f32_exact(d);
+    }
+    if (v == Py_None || tp == &PyBool_Type)
+        return 1;
+    return real_tuple_unchanged(v, real_types);
+}
+
+PyDoc_STRVAR(unchanged_doc,
+"unchanged(value, flags, leaf, keys_agree, max_depth, real_types) -> bool\n\n"
+"Whether ``value`` needs no change for a conversion: exact lists and dicts (each dict's keys\n"
+"all exact str or int, or ``keys_agree(d)`` true), nested at most ``max_depth`` deep, whose\n"
+"exact str, int, float, bool and None leaves pass ``flags`` (1: no lone surrogate, 2: int fits\n"
+"32 bits, 4: float exact in 32 bits) and whose other leaves pass ``leaf(v)``; an instance of\n"
+"one of ``real_types`` (tuple subclasses: Vector2 ...) of exact floats passes when each is\n"
+"exact in float32.  Walks with an\n"
+"explicit stack; any error of a callback is raised.");
+
+static PyObject *
+unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject **stack = NULL;
+    Py_ssize_t *depths = NULL, top = 0, cap = 0, max_depth;
+    unsigned long flags;
+    PyObject *leaf, *keys_agree, *result = NULL, *v = NULL;
+    int ok = 1;
+
+    if (nargs != 6 || !PyTuple_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "unchanged(value, flags, leaf, keys_agree, max_depth, real_types: tuple)");
+        return NULL;
+    }
+    flags = PyLong_AsUnsignedLong(args[1]);
+    max_depth = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    leaf = args[2];
+    keys_agree = args[3];
+#define PUSH(obj, d) do { \
+        if (top == cap) { \
+            Py_ssize_t ncap = cap ? 2 * cap : 64; \
+            PyObject **ns = PyMem_Realloc(stack, (size_t)ncap * sizeof(PyObject *)); \
+            Py_ssize_t *nd; \
+            if (ns == NULL) { PyErr_NoMemory(); goto done; } \
+            stack = ns; \
+            nd = PyMem_Realloc(depths, (size_t)ncap * sizeof(Py_ssize_t)); \
+            if (nd == NULL) { PyErr_NoMemory(); goto done; } \
+            depths = nd; \
+            cap = ncap; \
+        } \
+        Py_INCREF(obj); \
+        stack[top] = (obj); \
+        depths[top++] = (d); \
+    } while (0)
+
+    PUSH(args[0], 0);
+    while (ok && top > 0) {
+        Py_ssize_t depth;
+        PyTypeObject *tp;
+        v = stack[--top];
+        depth = depths[top];
+        tp = Py_TYPE(v);
+        if (tp == &PyList_Type || tp == &PyDict_Type) {
+            if (depth >= max_depth) {
+                ok = 0;
+            }
+            else if (tp == &PyList_Type) {
+                Py_ssize_t i;
+                for (i = 0; ok && i < PyList_GET_SIZE(v); i++) {
+                    PyObject *x = PyList_GET_ITEM(v, i);
+                    PyTypeObject *tx = Py_TYPE(x);
+                    if (tx == &PyList_Type || tx == &PyDict_Type)
+                        PUSH(x, depth + 1);
+                    else if ((ok = scalar_unchanged(x, (unsigned)flags, args[5])) == -2) {
+                        PyObject *res;
+                        Py_INCREF(x);  /* the callback may change the list */
+                        res = PyObject_CallOneArg(leaf, x);
+                        Py_DECREF(x);
+                        if (res == NULL) goto done;
+                        ok = PyObject_IsTrue(res);
+                        Py_DECREF(res);
+                        if (ok < 0) goto done;
+                    }
+                }
+            }
+            else {
+                Py_ssize_t pos = 0;
+                PyObject *k, *x;
+                int plain_keys = 1;
+                while (ok && PyDict_Next(v, &pos, &k, &x)) {
+                    PyObject *pair[2] = {k, x};
+                    int j;
+                    if (Py_TYPE(k) != &PyUnicode_Type && Py_TYPE(k) != &PyLong_Type)
+                        plain_keys = 0;
+                    for (j = 0; ok && j < 2; j++) {
+                        PyTypeObject *tx = Py_TYPE(pair[j]);
+                        if (tx == &PyList_Type || tx == &PyDict_Type)
+                            PUSH(pair[j], depth + 1);
+                        else if ((ok = scalar_unchanged(pair[j], (unsigned)flags, args[5])) == -2) {
+                            PyObject *res;
+                            Py_INCREF(pair[j]);  /* the callback may change the dict */
+                            res = PyObject_CallOneArg(leaf, pair[j]);
+                            Py_DECREF(pair[j]);
+                            if (res == NULL) goto done;
+                            ok = PyObject_IsTrue(res);
+                            Py_DECREF(res);
+                            if (ok < 0) goto done;
+                        }
+                    }
+                }
+                if (ok && !plain_keys) {
+                    PyObject *res = PyObject_CallOneArg(keys_agree, v);
+                    if (res == NULL) goto done;
+                    ok = PyObject_IsTrue(res);
+                    Py_DECREF(res);
+                    if (ok < 0) goto done;
+                }
+            }
+        }
+        else if ((ok = scalar_unchanged(v, (unsigned)flags, args[5])) == -2) {
+            PyObject *res = PyObject_CallOneArg(leaf, v);
+            if (res == NULL) goto done;
+            ok = PyObject_IsTrue(res);
+            Py_DECREF(res);
+            if (ok < 0) goto done;
+        }
+        Py_CLEAR(v);
+    }
+    result = PyBool_FromLong(ok > 0);
+done:
+#undef PUSH
+    Py_XDECREF(v);
+    while (top > 0)
+        Py_DECREF(stack[--top]);
+    PyMem_Free(stack);
+    PyMem_Free(depths);
+    return result;
+}
+
 PyDoc_STRVAR(concat_doc,
 "concat(*parts) -> bytes\n\n"
 "b\"\".join(parts) for a few contiguous buffers (a lone packed array: header, data, padding),\n"
@@ -1188,6 +1401,7 @@ fail:
 
 static PyMethodDef module_methods[] = {
     {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL, concat_doc},
+    {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL, unchanged_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -43,7 +43,9 @@ class DecodeError(GodotFormatsError):
     ``offset`` is the byte position (from the start of the buffer given to
     the decoder) of the field that was wrong; ``reason`` says what was wrong.
     ``where`` names those bytes when they are not the file's own (``" of the
-    decrypted data"``): a file read through its layers sets it.
+    decrypted data"``), or says that they are a layer's header (``" of the file,
+    in the compressed file's header"``): a file read through its layers sets it,
+    and the message says it after the offset.
     """
 
     where: str = ""
@@ -52,6 +54,11 @@ class DecodeError(GodotFormatsError):
         self.offset = offset
         self.reason = reason
         super().__init__(f"at byte {offset}: {reason}")
+
+    def __str__(self) -> str:
+        if not self.where:
+            return super().__str__()
+        return f"at byte {self.offset}{self.where}: {self.reason}"
 
 
 class AmbiguousDialectError(DecodeError):

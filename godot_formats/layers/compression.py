@@ -415,6 +415,16 @@ def read_gcpf(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[bytes, 
     return plaintext, info
 
 
+def gcpf_header_size(data: bytes) -> int:
+    """How many of the first bytes of ``data`` a compressed file's header takes: magic, mode, block
+    size and total size (16 bytes), then one u32 size per block, as many as the header's own
+    fields say (one when they cannot say).  The blocks and the trailing magic follow."""
+    if len(data) < _HEADER.size:
+        return _HEADER.size
+    _, _, block_size, total = _HEADER.unpack_from(data)
+    return _HEADER.size + 4 * (total // block_size + 1 if block_size else 1)
+
+
 def read_gcpf_prefix(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[bytes, GcpfInfo, int]:
     """:func:`read_gcpf` of the compressed file ``data`` starts with, and where it ends.
 

@@ -361,6 +361,22 @@ def read_gdec(
     raise WrongPasswordError(layouts[0].md5_at, _WRONG)
 
 
+def gdec_header_size(data: Buffer) -> int:
+    """How many of the first bytes of ``data`` an encrypted header takes: 32 for a Godot 3 one
+    written byte-swapped (``CEDG``), else 44 (Godot 4: magic, MD5, length, IV), since whether a
+    ``GDEC`` file is Godot 3's (32 bytes) is known only once its MD5 matches; no error of a Godot 3
+    header points past its byte 32 anyway (they are at bytes 0, 4, 24 or where the file ends)."""
+    return _V3_HEADER if bytes(memoryview(data).cast("B")[:4]) == _MAGIC_BE else 4 + _V4_HEADER
+
+
+def gdec_data_start(info: GdecInfo) -> int:
+    """Where the encrypted data starts in the file: AES-256 ECB and CFB keep positions, so byte ``i``
+    of the plaintext is the file's byte ``gdec_data_start(info) + i``."""
+    if info.version == 3:
+        return _V3_HEADER
+    return (4 if info.magic else 0) + _V4_HEADER
+
+
 def is_gdec(data: Buffer) -> bool:
     """Whether ``data`` starts like an encrypted Godot file (``GDEC``, or ``CEDG`` when byte-swapped).
 

@@ -143,6 +143,13 @@ class ResourceFile:
         (``compressed=``, ``big_endian=`` for binary).  A file that embeds a script is written only
         with ``allow_scripts=True`` (copied as it is, never run).
         """
+        return self._written(format=format, version=version, dialect=dialect, policy=policy,
+                             property_renames=property_renames, allow_scripts=allow_scripts, **options)[0]
+
+    def _written(self, *, format: str | None = None, version: int | None = None, dialect: Any = None,
+                 policy: str = "strict", property_renames: dict[str, str] | None = None, allow_scripts: bool = False,
+                 **options: Any) -> tuple[bytes, list[Any]]:
+        """:meth:`to_bytes`, and the losses of its conversion (what :meth:`save` returns)."""
         form = format or self.format
         if form not in WRITERS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {form!r}")
@@ -152,10 +159,11 @@ class ResourceFile:
             raise EncodeError(f"the file embeds a script ({where}): loading it in Godot runs it; pass "
                               "allow_scripts=True (--allow-scripts) to write it anyway (it is copied as it is, "
                               "never run)")
-        rf = self
+        rf: ResourceFile = self
+        losses: list[Any] = []
         if dialect is not None:
-            rf, _ = self.convert(dialect, policy=policy, property_renames=property_renames)
-        return WRITERS[form](rf, version=version, **options)
+            rf, losses = self.convert(dialect, policy=policy, property_renames=property_renames)
+        return WRITERS[form](rf, version=version, **options), losses
 
     def convert(self, dialect: Any, *, policy: str = "strict",
                 property_renames: dict[str, str] | None = None) -> tuple[ResourceFile, list[Any]]:
@@ -163,8 +171,12 @@ class ResourceFile:
         :mod:`godot_formats.resources.conversion`)."""
         return CONVERTERS[0](self, dialect, policy=policy, property_renames=property_renames)  # type: ignore[no-any-return]
 
-    def save(self, file: FileLike | None = None, *, overwrite: bool = False, **options: Any) -> None:
+    def save(self, file: FileLike | None = None, *, overwrite: bool = False, **options: Any) -> list[Any]:
         """Write the file atomically to ``file`` (a path or a binary file object), or back where it
         was read from; an existing file other than that one is only replaced with ``overwrite=True``.
-        ``options`` as :meth:`to_bytes`."""
-        save_to(file, self.to_bytes(**options), origin=self.path, overwrite=overwrite, what="resource file")
+        ``options`` as :meth:`to_bytes`.  Returns the losses of a conversion (``dialect=``; ``[]``
+        without one), as ``SaveFile.save`` does: under ``policy="lossy"`` the caller learns what
+        changed without converting twice."""
+        data, losses = self._written(**options)
+        save_to(file, data, origin=self.path, overwrite=overwrite, what="resource file")
+        return losses

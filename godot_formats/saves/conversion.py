@@ -41,6 +41,7 @@ from typing import Any, Union
 
 import attrs
 
+from ..core import accel
 from ..core import types as t
 from ..core.codec import DEFAULT_MAX_DEPTH, decoder_for, encoder_for
 from ..core.dialects import (
@@ -481,6 +482,79 @@ class _Converter:
     def loss(self, path: _Path, reason: str, before: Any = None, after: Any = None) -> None:
         self.losses.append(Loss(_render(path, self.known_paths), reason, before, after))
 
+    # -- a value that needs no change ------------------------------------------------
+
+    def unchanged(self, root: Any) -> bool:
+        """Whether ``root`` needs no change at all for the target, so that it is its own
+        conversion: one pass over it, rebuilding nothing.  Most saves are such values (plain
+        dicts and lists of ints, strings, floats and math types, read in Godot 3 and written
+        for Godot 4), and rebuilding them cost many times their decoding.  Only what the walk
+        of :meth:`run` would keep as it is passes: exact lists and dicts whose keys Python
+        and the target key alike, leaves whose own check keeps them (the same object, no
+        loss), within the depth :meth:`run` takes; anything else goes to :meth:`run`."""
+        scalars = self._scalar_checks()
+        if accel.cencode is not None and len(scalars) == 5 and set(self.checks).isdisjoint(("bool", "Nil")):
+            flags = (("String" in self.checks) * 1) | (("int" in self.checks) * 2) | (("float" in self.checks) * 4)
+            # The math types that are tuples of floats, checked in C when their check is the
+            # float32 one (a single-precision target); the others go through leaf().
+            real = tuple(spec.cls for spec in REGISTRY if spec.family is Family.MATH and spec.component == REAL
+                         and issubclass(spec.cls, tuple) and self.target.has(spec.name)
+                         and self.checks.get(spec.name) == self._real_math)
+            return bool(accel.cencode.unchanged(root, flags, lambda v: self._leaf_unchanged(v, type(v), scalars),
+                                                python_keys_agree, MAX_DEPTH, real))
+        stack: list[tuple[Any, int]] = [(root, 0)]
+        while stack:
+            v, depth = stack.pop()
+            tp = type(v)
+            if tp is list:
+                items: Any = v
+            elif tp is dict:
+                if not python_keys_agree(v):
+                    return False
+                items = [x for pair in v.items() for x in pair]
+            elif self._leaf_unchanged(v, tp, scalars):
+                continue
+            else:
+                return False
+            if depth >= MAX_DEPTH:
+                return False
+            for x in items:
+                tx = type(x)
+                if tx is list or tx is dict:
+                    stack.append((x, depth + 1))
+                elif not self._leaf_unchanged(x, tx, scalars):
+                    return False
+        return True
+
+    def _scalar_checks(self) -> dict[type, Any]:
+        """The check of each exact scalar type (None: nothing to check), for the types the
+        target has; a type missing here is looked up by its row."""
+        out: dict[type, Any] = {}
+        for tp, name in ((str, "String"), (int, "int"), (float, "float"), (bool, "bool"), (type(None), "Nil")):
+            if self.target.has(name):
+                out[tp] = self.checks.get(name)
+        return out
+
+    def _leaf_unchanged(self, v: Any, tp: type, scalars: dict[type, Any]) -> bool:
+        if tp in scalars:
+            check = scalars[tp]
+            if check is None:
+                return True
+        else:
+            spec = spec_for(v)
+            if spec is None or spec.family in (Family.ARRAY, Family.DICTIONARY, Family.OBJECT) or \
+                    not self.target.has(spec.name):
+                return False
+            check = self.checks.get(spec.name)
+            if check is None:
+                return True
+        before = len(self.losses)
+        try:
+            kept = check("", v) is v and len(self.losses) == before
+        finally:
+            del self.losses[before:]
+        return kept
+
     def run(self, root: Any) -> Any:
         stack: list[_Frame] = []
         done, value = self._visit("", root, stack)
@@ -786,13 +860,16 @@ def convert_value(value: Any, source: DialectLike, target: DialectLike, *,
     Returns the converted value and every :class:`Loss`
     (empty when nothing changed but names).  Under ``policy="strict"`` any loss
     raises :class:`~godot_formats.errors.ConversionError` with all of them.
-    The same dialect on both sides returns ``value`` as is.
+    The same dialect on both sides, or a value that needs no change for the target
+    (nothing in it is renamed, narrowed or dropped), returns ``value`` itself, not a copy.
     """
     _check_policy(policy)
     src, dst = get_dialect(source), get_dialect(target)
     if src is dst:
         return value, []
     converter = _Converter(src, dst)
+    if converter.unchanged(value):
+        return value, []
     result = converter.run(value)
     if converter.losses and policy == "strict":
         raise ConversionError(converter.losses)
@@ -817,14 +894,14 @@ def convert_with_report(data: bytes | bytearray | memoryview, source: DialectLik
     if trailing:
         losses.append(Loss("", f"{trailing} byte(s) after the value are not part of it (the engine ignores "
                                "them): not written", bytes(data[end:]), None))
+    new_value = value
+    if src is not dst:
+        new_value, value_losses = convert_value(value, src, dst, policy="lossy")
+        losses += value_losses
     if losses and policy == "strict":
-        raise ConversionError(losses)
+        raise ConversionError(losses)  # every loss at once: the bytes after the value and the value's own
     if src is dst:  # nothing to convert: the value's bytes are kept exactly as they were
         return bytes(data[:end]), losses
-    new_value, value_losses = convert_value(value, src, dst, policy="lossy")
-    losses += value_losses
-    if losses and policy == "strict":
-        raise ConversionError(losses)
     return encoder_for(dst, allow_objects).encode(new_value), losses
 
 

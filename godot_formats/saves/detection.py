@@ -27,7 +27,7 @@ Array), Godot 2 wins.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -43,7 +43,7 @@ from ..layers.framing import PREFIX_SIZE, join_frames, scan_frames, split_frames
 __all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "engine_order",
            "UNLISTED_ENGINES",
            "Layout", "Attempt", "LOST", "read_layout", "readings", "rank", "engine_dialects", "mostly_unread",
-           "writes_as", "reproduced", "sibling_marks", "cannot_beat"]
+           "writes_as", "padding_runs", "reproduced", "sibling_marks", "cannot_beat"]
 
 #: Engine dialects registered unlisted (``dialect_names()`` leaves them out: without their
 #: markers their bytes are a listed version's) that detect() still tries, after the listed ones.
@@ -120,17 +120,49 @@ def _encoders(dialect: Dialect) -> tuple[Encoder, Encoder]:
 def writes_as(value: Any, dialect: Dialect, blob: bytes) -> bool:
     """Would this dialect write exactly ``blob`` for ``value``, padding aside (engines leave some of it
     uninitialised: a byte that is padding in ``blob`` may hold anything)?"""
+    return padding_runs(value, dialect, blob) is not None
+
+
+#: Bytes compared at once by :func:`_differing`: equal stretches cost one ``memcmp``, not a loop.
+_CHUNK = 4096
+
+
+def _differing(a: bytes, b: bytes) -> Iterator[int]:
+    """The indexes where ``a`` and ``b`` (of one length) differ, chunk by chunk: a large record that
+    differs in a few padding bytes is compared at C speed, and only its differing chunks byte by byte."""
+    for start in range(0, len(a), _CHUNK):
+        end = start + _CHUNK
+        if a[start:end] != b[start:end]:
+            yield from (i for i in range(start, min(end, len(a))) if a[i] != b[i])
+
+
+def padding_runs(value: Any, dialect: Dialect, blob: bytes | memoryview) -> list[tuple[int, bytes]] | None:
+    """Where ``blob`` differs from what this dialect writes for ``value``, as ``(offset, blob's bytes)``
+    runs, when every difference is in padding the engine leaves uninitialised (a NodePath's names, before
+    Godot 4.6.3: godot#44999); ``[]`` when they are the same bytes, None when ``blob`` is not ``value``.
+
+    What a writer needs to give back an engine's bytes exactly: the runs are the only bytes our
+    encoding of an unchanged value lacks."""
     plain_encoder, marked_encoder = _encoders(dialect)
     try:
         plain = plain_encoder.encode(value)
     except (GodotFormatsError, OverflowError):
-        return False
+        return None
+    blob = bytes(blob)
     if plain == blob:
-        return True
+        return []
     if len(plain) != len(blob):
-        return False
-    marked = marked_encoder.encode(value)
-    return all(a == b or a != m for a, b, m in zip(plain, blob, marked))
+        return None
+    marked = marked_encoder.encode(value)  # padding written as 0xff: the bytes that differ from ``plain``
+    runs: list[tuple[int, bytearray]] = []
+    for i in _differing(plain, blob):
+        if marked[i] == plain[i]:
+            return None  # a byte of the value itself
+        if runs and runs[-1][0] + len(runs[-1][1]) == i:
+            runs[-1][1].append(blob[i])
+        else:
+            runs.append((i, bytearray(blob[i:i + 1])))
+    return [(offset, bytes(run)) for offset, run in runs]
 
 
 @attrs.frozen

@@ -53,7 +53,13 @@ class FileAccess(ByteCursor):
     with fewer than ``n`` bytes left raises too; with ``on_eof="zero"`` it returns what is left
     (Godot 3: padded with zeros to ``n``, as 3.x does), so the GDScript habit
     ``get_buffer(get_length())`` after a header needs ``get_length() - get_position()`` here.
+
+    Godot 3's names work too (``f.endian_swap = True``, ``f.get_len()``:
+    :data:`~godot_formats.streams.attributes.GODOT3_NAMES`); any other unknown attribute is
+    refused with the name it likely meant, never kept and ignored.
     """
+
+    __slots__ = ("_file", "_mode", "_key", "encryption", "compression", "_closed")
 
     READ: ModeFlags = "r"
     WRITE: ModeFlags = "w"

@@ -41,7 +41,9 @@ from ..core.errors import (
     DecodeError,
     LostRecord,
     NotBinaryError,
+    PasswordRequiredError,
     SizeLimitError,
+    WrongPasswordError,
 )
 from ..core.keys import same_value
 from ..layers.base64form import sniff_base64
@@ -106,6 +108,21 @@ def _write_compressed(plaintext: bytes, info: Any, key: bytes | None) -> bytes:
     return write_gcpf(plaintext, info)
 
 
+def _encrypted_header(data: bytes) -> int:
+    from ..layers.encryption import gdec_header_size
+    return gdec_header_size(data)
+
+
+def _encrypted_start(info: Any) -> int:
+    from ..layers.encryption import gdec_data_start
+    return gdec_data_start(info)
+
+
+def _compressed_header(data: bytes) -> int:
+    from ..layers.compression import gcpf_header_size
+    return gcpf_header_size(data)
+
+
 def _describe_encrypted(info: Any) -> str:
     return (f"encrypted (Godot {info.version}, {'AES-256-ECB' if info.version == 3 else 'AES-256-CFB'}"
             f"{', big-endian header' if getattr(info, 'big_endian', False) else ''})")
@@ -130,6 +147,12 @@ class Layer:
     write: Callable[[bytes, Any, bytes | None], bytes]
     describe: Callable[[Any], str]
     offsets: str  # how an offset inside it is named: "of the decrypted data"
+    noun: str  # what a file with this layer is: "encrypted" (the encrypted file's header)
+    #: How many of the layer's first bytes are its header: an error before that is in a header field.
+    header_size: Callable[[bytes], int]
+    #: Where the bytes inside start in the layer's own (byte i inside is byte start + i), from its
+    #: info; None when positions inside do not map to the outside (decompressed data).
+    inner_start: Callable[[Any], Union[int, None]]
 
 
 #: The layers, outside in (``FileAccessEncrypted`` over ``FileAccessCompressed`` is how a file
@@ -137,9 +160,9 @@ class Layer:
 #: ``endian_swap``; ``RSCC``: a compressed resource, same layout.
 LAYERS: tuple[Layer, ...] = (
     Layer("encryption", (b"GDEC", b"CEDG"), _read_encrypted, _write_encrypted, _describe_encrypted,
-          "of the decrypted data"),
+          "of the decrypted data", "encrypted", _encrypted_header, _encrypted_start),
     Layer("compression", (b"GCPF", b"RSCC"), _read_compressed, _write_compressed, _describe_compressed,
-          "of the decompressed data"),
+          "of the decompressed data", "compressed", _compressed_header, lambda info: None),
 )
 LAYER_BY_NAME = {layer.name: layer for layer in LAYERS}
 
@@ -165,6 +188,8 @@ class Peeled:
     infos: dict[str, Any] = attrs.field(factory=dict)
     trailing: dict[str, bytes] = attrs.field(factory=dict)
     key: bytes | None = None
+    #: Where ``data`` starts in the file (None: its positions do not map to the file's, decompressed).
+    start: int | None = 0
 
     @property
     def offsets(self) -> str:
@@ -209,11 +234,9 @@ def peel(raw: bytes, *, password: str | None = None, key: bytes | None = None, c
     for layer in LAYERS:
         if bytes(out.data[:4]) not in layer.magics:
             continue
-        try:
-            inner, info, end = read_layer(layer, out.data, out.key, max_size, max_ratio, size=len(raw))
-        except DecodeError as e:
-            e.where = out.offsets  # in the bytes this layer was read from
-            raise
+        inner, info, end = read_layer(layer, out.data, out.key, max_size, max_ratio, size=len(raw), within=out)
+        inner_start = layer.inner_start(info)
+        out.start = None if out.start is None or inner_start is None else out.start + inner_start
         out.infos[layer.name] = info
         if end < len(out.data):
             out.trailing[layer.name] = out.data[end:]
@@ -230,16 +253,37 @@ def peel(raw: bytes, *, password: str | None = None, key: bytes | None = None, c
 
 
 def read_layer(layer: Layer, data: bytes, key: bytes | None, max_size: int, max_ratio: int = DEFAULT_MAX_RATIO, *,
-               size: int | None = None) -> tuple[bytes, Any, int]:
+               size: int | None = None, within: Peeled | None = None) -> tuple[bytes, Any, int]:
     """``layer.read`` within the budget of a file of ``size`` bytes (``len(data)`` by default):
-    shared by :func:`peel` and ``FileAccess.open``, so both refuse the same bombs in the same words."""
+    shared by :func:`peel` and ``FileAccess.open``, so both refuse the same bombs in the same words,
+    and say where an error is in the same words (:func:`_where_in_layer`).  ``within``: the layers
+    ``data`` was found inside (None: ``data`` is the file)."""
 
     file_size = len(data) if size is None else size
     budget = inflate_budget(file_size, max_size, max_ratio)
     try:
-        return layer.read(data, key, budget)
-    except SizeLimitError as e:
-        raise _over_budget(e, file_size, budget, max_size, max_ratio) from None
+        try:
+            return layer.read(data, key, budget)
+        except SizeLimitError as e:
+            raise _over_budget(e, file_size, budget, max_size, max_ratio) from None
+    except DecodeError as e:
+        e.where = _where_in_layer(e, layer, data, within)
+        raise
+
+
+def _where_in_layer(e: DecodeError, layer: Layer, data: bytes, within: Peeled | None) -> str:
+    """Where a layer's error is, the one place that says it: in which bytes (the file's, or those
+    inside an outer layer, with the file's own byte when it is known) and, for a field of the
+    layer's header, that it is the header: ``at byte 8 of the file, in the compressed file's
+    header: block size 0`` rather than an offset the reader cannot place."""
+    outer = within.offsets if within is not None else ""
+    if isinstance(e, (WrongPasswordError, PasswordRequiredError)) or e.offset >= layer.header_size(data):
+        return outer  # the data after the header, or a password: no header field to point at
+    if not outer:
+        return f" of the file, in the {layer.noun} file's header"
+    start = within.start if within is not None else None
+    in_file = f" (byte {start + e.offset} of the file)" if start is not None else ""
+    return f"{outer}{in_file}, in the {layer.noun} layer's header"
 
 
 def _over_budget(e: DecodeError, size: int, budget: int, max_size: int, max_ratio: int) -> DecodeError:

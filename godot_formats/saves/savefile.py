@@ -35,7 +35,7 @@ from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, E
 from ..layers.files import save_to
 from ..layers.framing import PREFIX_SIZE, FramingError, join_frames
 from .conversion import POLICIES, Loss, convert_value
-from .detection import writes_as
+from .detection import padding_runs, writes_as
 from .reading import (
     DEFAULT_MAX_FILE_SIZE,
     DEFAULT_MAX_RATIO,
@@ -164,6 +164,28 @@ class SaveFile:
         slack = [r.payload[r.value_end:].hex() for r in self._record_list()] if self.container == "store_var" else []
         if any(slack):
             out["slack"] = slack
+        padding = self._padding()
+        if padding:
+            out["padding"] = padding
+        return out
+
+    def _padding(self) -> dict[str, dict[str, Any]]:
+        """Each unchanged record's bytes that our encoding of its value lacks: the NodePath padding an
+        engine left uninitialised (``8cbfff`` where we write zeros), by record number (from 1):
+        ``{"value_md5": MD5 of our encoding of the value, "bytes": {offset in the value: hex}}``.
+        With them :meth:`from_header` gives back the engine's bytes exactly, not only bytes the
+        engine reads the same; the MD5 says whether a value given back is this one (an edited
+        value is written as we write it, never with another value's padding)."""
+        if self.container not in _VALUE_CONTAINERS:
+            return {}
+        lost = {lost.record for lost in self.lost}
+        encoder = encoder_for(self.dialect, self.allow_objects)
+        out: dict[str, dict[str, Any]] = {}
+        for i, (record, v) in enumerate(zip(self._record_list(), self.values)):
+            runs = None if i + 1 in lost else padding_runs(v, self.dialect, record.payload[:record.value_end])
+            if runs:
+                out[str(i + 1)] = {"value_md5": hashlib.md5(encoder.encode(v)).hexdigest(),
+                                   "bytes": {str(offset): run.hex() for offset, run in runs}}
         return out
 
     def _rewraps_exactly(self) -> bool:
@@ -177,9 +199,10 @@ class SaveFile:
                     key: bytes | None = None, allow_objects: bool = False) -> SaveFile:
         """A save file to write ``values`` with the layers a :meth:`header` describes.
 
-        Values equal to what a record held keep that record's slack; the IV of a Godot 4
-        file is kept only if the plaintext is the same bytes (it never encrypts two
-        plaintexts).
+        Each record keeps its slack, and an unchanged one its padding (what the engine left in
+        a NodePath's padding: the header's ``padding``), so unchanged values give back the
+        file's bytes exactly; the IV of a Godot 4 file is kept only if the plaintext is the same
+        bytes (it never encrypts two plaintexts).
         """
         if not isinstance(header, dict) or header.get("godot_formats_save") != 1:
             raise DecodeError(0, "not a godot-formats save header")
@@ -209,19 +232,14 @@ class SaveFile:
             if byteorder not in ("little", "big"):
                 raise ValueError(f"byteorder {byteorder!r}")
             slack = [bytes.fromhex(h) for h in header.get("slack", [])]
+            padding = _padding_from_json(header.get("padding", {}))
             trailing = {name: bytes.fromhex(h) for name, h in header.get("trailing", {}).items()
                         if name in LAYER_BY_NAME}
-        except (KeyError, ValueError, TypeError, binascii.Error) as e:
+        except (KeyError, ValueError, TypeError, AttributeError, binascii.Error) as e:
             raise DecodeError(0, f"a save header that cannot be used: {e}") from None
-        encoder = encoder_for(d, allow_objects)
         records = []
-        for i, v in enumerate(values if container == "store_var" else []):
-            extra = slack[i] if i < len(slack) else b""
-            try:
-                blob = encoder.encode(v)
-            except EncodeError:
-                blob = b""
-            records.append(Record(0, blob + extra, len(blob)))
+        if container in _VALUE_CONTAINERS and (any(slack) or padding):
+            records = _records_for(values, encoder_for(d, allow_objects), slack, padding)
         use_key = key
         if use_key is None and password is not None:
             from ..layers.encryption import key_from_password
@@ -234,28 +252,59 @@ class SaveFile:
     # -- writing ------------------------------------------------------------------------
 
     def to_bytes(self, *, dialect: str | Dialect | None = None, password: str | None = None,
-                 key: bytes | None = None, policy: str = "strict") -> tuple[bytes, list[Loss]]:
-        """The file's bytes with the current values, and every change a dialect conversion made.
+                 key: bytes | None = None, policy: str = "strict") -> bytes:
+        """The file's bytes with the current values.
 
-        Unchanged values in the same dialect keep their original bytes (slack included), and
-        an unchanged plaintext gives back the original file exactly.  In another dialect the
-        values are converted (``policy`` as in :func:`godot_formats.convert_value`) and the
-        layers migrate: an encrypted file is encrypted for the target engine with the same
-        key (a fresh IV for Godot 4), a compressed one stays compressed in the same mode.
+        Unchanged values keep their original bytes (slack and the padding an engine left
+        uninitialised included), and an unchanged plaintext gives back the original file
+        exactly.  ``dialect`` writes another engine version through :meth:`convert`
+        (``policy``; use :meth:`convert` or :meth:`save` to see what a lossy one changed), as
+        :meth:`ResourceFile.to_bytes <godot_formats.resources.ResourceFile.to_bytes>` does.
+        ``password`` or ``key`` encrypts with another key (an encrypted file is encrypted
+        again with the key it was opened with otherwise).
         """
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
-        target = self.dialect if dialect is None else get_dialect(dialect)
-        losses: list[Loss] = []
-        values = self.values
-        if target != self.dialect:
-            values, losses = self._converted(target, policy)
-        plaintext = self._plaintext_of(values, target)
+        if dialect is not None and get_dialect(dialect) != self.dialect:
+            converted, _ = self.convert(dialect, policy=policy)
+            return converted.to_bytes(password=password, key=key)
+        plaintext = self._plaintext_of(self.values, self.dialect)
         same = plaintext == self._plaintext or (
             self._plaintext_md5 is not None and hashlib.md5(plaintext).hexdigest() == self._plaintext_md5)
-        if self._raw and same and target == self.dialect and password is None and key is None:
-            return self._raw, losses
-        return self._wrap(plaintext, target, password, key), losses
+        if self._raw and same and password is None and key is None:
+            return self._raw
+        return self._wrap(plaintext, self.dialect, password, key)
+
+    def convert(self, dialect: str | Dialect, *, policy: str = "strict") -> tuple[SaveFile, list[Loss]]:
+        """This save for another engine version, and every change that made.
+
+        The values are converted as :func:`godot_formats.convert_value` does, record by record:
+        ``policy="strict"`` raises :class:`~godot_formats.ConversionError` listing the losses of
+        every record at once (not only the first record's: a migration is fixed in one pass),
+        ``"lossy"`` applies them and returns them.  The layers migrate: an encrypted file is
+        encrypted for the target engine with the same key (Godot 4's layout with a fresh IV), a
+        compressed one stays compressed in the same mode, framing and byte order stay.  The new
+        file is not tied to the one read (``path`` is None: :meth:`save` needs a destination),
+        and ``self`` is not changed; in the same dialect it is a copy that writes the same bytes.
+        """
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
+        target = get_dialect(dialect)
+        if target == self.dialect:
+            return attrs.evolve(self, values=list(self.values), path=None), []
+        values, losses = self._converted(target, policy)
+        encryption = self.encryption
+        version = 3 if target.major <= 3 else 4
+        if encryption is not None and encryption.version != version:
+            from ..layers.encryption import GdecInfo
+            encryption = GdecInfo.for_version(version)  # the target engine's layout, a fresh IV
+        settings = self.settings_info
+        if settings is not None and settings.key_length_bug:
+            settings = attrs.evolve(settings, key_length_bug=False)  # written anew, the bug is fixed
+        converted = SaveFile(values, target, self.container, byteorder=self.byteorder, encryption=encryption,
+                             compression=self.compression, settings_info=settings, allow_objects=self.allow_objects,
+                             why=f"converted from {self.dialect.name}", key=self._key, trailing=dict(self._trailing))
+        return converted, losses
 
     def _converted(self, target: Dialect, policy: str) -> tuple[list[Any], list[Loss]]:
         """The values in ``target``, and every change, of every record (strict: all listed, then refused)."""
@@ -269,7 +318,10 @@ class SaveFile:
                                           "get_var reads it", None, None))
                 converted.append(None)
                 continue
-            new, found = convert_value(v, self.dialect, target, policy="lossy")
+            try:
+                new, found = convert_value(v, self.dialect, target, policy="lossy")
+            except EncodeError as e:
+                raise EncodeError(e.reason, where + e.path) from None
             converted.append(new)
             losses += [attrs.evolve(loss, path=where + loss.path) for loss in found]
         if losses and policy == "strict":
@@ -282,10 +334,12 @@ class SaveFile:
         """Write the file (atomically) to ``file``, or back where it was read from.
 
         An existing file other than the one this was read from is only replaced with
-        ``overwrite=True``.  Returns the changes a dialect conversion made (see :meth:`to_bytes`).
+        ``overwrite=True``.  ``dialect`` migrates it (see :meth:`convert`); returns the changes
+        that conversion made (``[]`` without one), as ``ResourceFile.save`` does.
         """
-        data, losses = self.to_bytes(dialect=dialect, password=password, key=key, policy=policy)
-        save_to(file, data, origin=self.path, overwrite=overwrite, what="save file")
+        saved, losses = (self, []) if dialect is None else self.convert(dialect, policy=policy)
+        save_to(file, saved.to_bytes(password=password, key=key, policy=policy), origin=self.path,
+                overwrite=overwrite, what="save file")
         return losses
 
     def _plaintext_of(self, values: list[Any], target: Dialect) -> bytes:
@@ -375,6 +429,47 @@ def _info_from_json(cls: Any, data: dict[str, Any]) -> Any:
 
 def _record_path(i: int, n: int) -> str:
     return f"<record {i + 1} of {n}>" if n > 1 else ""
+
+
+#: The containers whose values are Variants, each with its record (bytes kept for an exact rewrite).
+_VALUE_CONTAINERS = ("store_var", "var_to_bytes", "base64")
+
+
+#: A record's padding as a header carries it: the MD5 of our encoding of its value, and the runs.
+_Padding = tuple[str, list[tuple[int, bytes]]]
+
+
+def _padding_from_json(data: Any) -> dict[int, _Padding]:
+    """A header's ``padding`` (see :meth:`SaveFile._padding`) by record index (from 0); ValueError,
+    TypeError, KeyError or AttributeError for one that is not of that shape."""
+    out: dict[int, _Padding] = {}
+    for number, entry in data.items():
+        index = int(number) - 1
+        md5 = entry["value_md5"]
+        runs = [(int(offset), bytes.fromhex(run)) for offset, run in entry["bytes"].items()]
+        if not isinstance(md5, str) or index < 0 or any(offset < 0 for offset, _ in runs):
+            raise ValueError(f"padding of record {number}: an MD5 that is not text, or a number below the first")
+        out[index] = (md5, runs)
+    return out
+
+
+def _records_for(values: list[Any], encoder: Any, slack: list[bytes], padding: dict[int, _Padding]) -> list[Record]:
+    """Records for values given anew: each value's encoding, with the record's padding put back when the
+    value is the one the header describes (its encoding's MD5), then its slack."""
+    records = []
+    for i, v in enumerate(values):
+        try:
+            blob = encoder.encode(v)
+        except EncodeError:
+            blob = b""
+        md5, runs = padding.get(i, ("", []))
+        if runs and hashlib.md5(blob).hexdigest() == md5:
+            patched = bytearray(blob)
+            for offset, run in runs:
+                patched[offset:offset + len(run)] = run
+            blob = bytes(patched[:len(blob)])  # a run past the end (a header edited by hand) is cut off
+        records.append(Record(0, blob + (slack[i] if i < len(slack) else b""), len(blob)))
+    return records
 
 
 # -- reading -----------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from ..core.codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encod
 from ..core.dialects import Dialect, get_dialect
 from ..core.errors import DecodeError, EncodeError, GodotFormatsError
 from ..layers.framing import MAX_FRAME_LENGTH
+from .attributes import Strict
 
 __all__ = [
     "OnEof", "NonAscii", "Primitive", "PRIMITIVES", "NonAsciiWarning", "ByteCursor",
@@ -131,13 +132,18 @@ def _check_int(name: str, value: Any) -> int:
     return n
 
 
-class ByteCursor:
+class ByteCursor(Strict):
     """A byte buffer with a position, read and written with the engine's primitives.
 
     The shared core of :class:`~godot_formats.streampeer.StreamPeerBuffer` and
     :class:`~godot_formats.fileaccess.FileAccess`.  ``big_endian`` may be changed at any time,
-    as in Godot; it applies to the calls that follow.
+    as in Godot; it applies to the calls that follow.  An attribute it does not have is refused
+    (:class:`~godot_formats.streams.attributes.Strict`): ``bigendian = True`` would otherwise be
+    ignored without a word.
     """
+
+    __slots__ = ("big_endian", "dialect", "on_eof", "non_ascii", "max_depth", "_data", "_pos", "_eof",
+                 "_utf8_errors", "_decoders", "_encoders")
 
     def __init__(self, data: Buffer = b"", *, big_endian: bool = False, dialect: DialectLike = "godot4",
                  on_eof: OnEof = "raise", non_ascii: NonAscii = "warn", max_depth: int = DEFAULT_MAX_DEPTH) -> None:

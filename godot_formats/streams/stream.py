@@ -61,6 +61,7 @@ from ..layers.framing import (
     read_length,
     read_payload,
 )
+from .attributes import Strict
 
 __all__ = [
     "DEFAULT_MAX_PACKET_SIZE", "PREFIX_SIZE", "MAX_FRAME_LENGTH", "ByteOrder", "FramingError",
@@ -337,7 +338,7 @@ def read_framed(fp: IO[bytes], dialect: DialectLike = "godot4", **options: Unpac
 # -- incremental (sans I/O) ----------------------------------------------------------
 
 
-class FrameDecoder:
+class FrameDecoder(Strict):
     """Framed values from bytes that arrive in pieces (selectors, protocols, polling loops).
 
     ``feed()`` what arrives, then iterate to get every value completed so far::
@@ -354,6 +355,8 @@ class FrameDecoder:
     the decoder stays broken.  A bad value raises a plain DecodeError after
     its frame was consumed, so iterating again goes on with the next frame.
     """
+
+    __slots__ = ("_decoder", "_byteorder", "_limit", "_buffer", "_pos", "_consumed", "_length", "_broken")
 
     @takes(ReadOptions)
     def __init__(self, dialect: DialectLike = "godot4", **options: Unpack[ReadOptions]) -> None:
@@ -449,7 +452,7 @@ def send_value(sock: _Sender, value: Any, dialect: DialectLike = "godot4", **opt
     return len(frame)
 
 
-class VariantSocket:
+class VariantSocket(Strict):
     """A blocking socket that speaks ``StreamPeerTCP.put_var``/``get_var``.
 
     ``get_var()`` raises ``EOFError`` once the peer has closed between values;
@@ -458,6 +461,8 @@ class VariantSocket:
     expires, a reset) pass through unchanged; after one that struck inside a
     frame the connection is out of step and should be closed.
     """
+
+    __slots__ = ("socket", "dialect", "_decoder", "_encoder", "_byteorder", "_limit", "received")
 
     @takes(Options)
     def __init__(self, sock: socket.socket, dialect: DialectLike = "godot4", **options: Unpack[Options]) -> None:
@@ -620,7 +625,7 @@ def decode_packet(packet: Buffer, dialect: DialectLike = "godot4", **options: Un
 # -- StreamPeer primitives over asyncio ------------------------------------------------------
 
 
-class AsyncStreamPeer:
+class AsyncStreamPeer(Strict):
     """``StreamPeerTCP``'s ``get_*`` on an asyncio stream, and its ``put_*`` through :attr:`out`.
 
     For protocols that mix primitives with Variants (a ``put_u16`` id, a ``put_utf8_string``,
@@ -639,7 +644,11 @@ class AsyncStreamPeer:
     engine's (docs/primitives.md).  A length over ``max_packet_size`` is refused as soon as its
     4 bytes arrive.  ``EOFError`` when the stream ends before a call's first byte,
     :class:`FramingError` inside one; error offsets count from the first byte read here.
+    ``big_endian`` applies to both directions, as ``StreamPeer.big_endian`` does: setting it sets
+    :attr:`out`'s too.
     """
+
+    __slots__ = ("reader", "writer", "dialect", "_big_endian", "allow_objects", "_limit", "received", "out")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None = None,
                  dialect: DialectLike = "godot4", *, big_endian: bool = False, allow_objects: bool = False,
@@ -647,12 +656,22 @@ class AsyncStreamPeer:
         from .streampeer import StreamPeerBuffer
         self.reader, self.writer = reader, writer
         self.dialect = get_dialect(dialect)
-        self.big_endian = big_endian
+        self._big_endian = bool(big_endian)
         self.allow_objects = allow_objects
         self._limit = length_limit(max_packet_size, "little")
         self.received = 0
         #: The outgoing bytes: ``put_*`` into it, then :meth:`send`.
         self.out = StreamPeerBuffer(big_endian=big_endian, dialect=self.dialect)
+
+    @property
+    def big_endian(self) -> bool:
+        """The byte order of the numbers and length prefixes, read and put (:attr:`out`'s too)."""
+        return self._big_endian
+
+    @big_endian.setter
+    def big_endian(self, value: bool) -> None:
+        self._big_endian = bool(value)
+        self.out.big_endian = self._big_endian
 
     async def _exactly(self, n: int, start: int) -> bytes:
         try:

@@ -31,8 +31,11 @@ class StreamPeerBuffer(ByteCursor):
     ``put_half``/``get_half`` exist (Godot 4 only).  ``on_eof="raise"`` (the default) raises
     :class:`~godot_formats.errors.DecodeError` for a read past the end, consuming nothing;
     ``on_eof="zero"`` does what the engine does (zeros, ``""``, ``None``; the position moves to
-    the end).  ``get_u64`` returns a Godot int (signed 64-bit), as the engine does.
+    the end).  ``get_u64`` returns a Godot int (signed 64-bit), as the engine does.  Any other
+    attribute is refused with the name it likely meant (``bigendian`` → ``big_endian``).
     """
+
+    __slots__ = ()
 
     def __init__(self, data: Buffer = b"", *, big_endian: bool = False, dialect: DialectLike = "godot4",
                  on_eof: OnEof = "raise", non_ascii: NonAscii = "warn") -> None:

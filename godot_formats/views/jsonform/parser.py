@@ -89,7 +89,7 @@ def _hand_up(stack: list[Any], keys: list[Any], value: Any, text: str, pos: int)
     return value, pos
 
 
-def _raw_decode_iteratively(text: str, pos: int) -> tuple[Any, int]:
+def raw_decode_deep(text: str, pos: int) -> tuple[Any, int]:
     """One JSON document at ``pos``, as ``json.JSONDecoder.raw_decode`` reads it, with an explicit stack.
 
     The json module recurses once per nesting level; this takes any depth.
@@ -128,7 +128,7 @@ def _parse_documents(text: str) -> Iterator[tuple[int, Any]]:
                 obj, new = _DECODER.raw_decode(text, pos)
             except RecursionError:
                 # Deeper than the interpreter lets the json module go: read it without recursion.
-                obj, new = _raw_decode_iteratively(text, pos)
+                obj, new = raw_decode_deep(text, pos)
         except json.JSONDecodeError as e:
             raise JSONFormatError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
         yield pos, obj
