@@ -1,10 +1,13 @@
-"""The peers bench.py times beside our codec: pickle, orjson and msgpack on the same Python objects.
+"""The peers bench.py times beside our codec: pickle, orjson, msgpack and msgspec on the same Python objects.
 
-pickle (protocol 5) takes the decoded value as it is, our types included.  orjson and
-msgpack cannot write our math types (``Vector2``, ``Vector3``, ``Color``: tuples of
+pickle (protocol 5) takes the decoded value as it is, our types included.  orjson, msgpack
+and msgspec cannot write our math types (``Vector2``, ``Vector3``, ``Color``: tuples of
 components; orjson refuses a tuple subclass), so they get the same value with each of
-those as a list of its components (:func:`plain`).  orjson and msgpack are optional
-(``pip install orjson msgpack``, the ``bench`` extra); a missing one is skipped.
+those as a list of its components (:func:`plain`).  msgspec is its msgpack codec through
+reusable ``msgspec.msgpack.Encoder``/``Decoder`` objects, as its documentation advises for
+speed: the fastest Python codec we know, and issue 22's yardstick.  orjson, msgpack and
+msgspec are optional (``pip install orjson msgpack msgspec``, the ``bench`` extra); a missing
+one is skipped.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from godot_formats import types as t
 
 __all__ = ["INSTALL_HINT", "PLAIN_NOTE", "Peer", "available", "plain"]
 
-INSTALL_HINT = "pip install orjson msgpack"
+INSTALL_HINT = "pip install orjson msgpack msgspec"
 
-PLAIN_NOTE = ("orjson and msgpack get the value with each Vector2/Vector3/Color as a list of its components "
-              "(they cannot write our types); pickle (protocol 5) gets it as decoded")
+PLAIN_NOTE = ("orjson, msgpack and msgspec (msgspec.msgpack.Encoder/Decoder) get the value with each "
+              "Vector2/Vector3/Color as a list of its components (they cannot write our types); pickle "
+              "(protocol 5) gets it as decoded")
 
 
 @dataclass(frozen=True)
@@ -55,11 +59,18 @@ def available() -> tuple[list[Peer], list[str]]:
             missing.append(name)
             continue
         found.append(Peer(name, getattr(module, loads), getattr(module, dumps), True))
+    try:
+        msgpack_codec = importlib.import_module("msgspec.msgpack")
+    except ImportError:
+        missing.append("msgspec")
+    else:
+        found.append(Peer("msgspec", msgpack_codec.Decoder().decode, msgpack_codec.Encoder().encode, True))
     return found, missing
 
 
 def plain(value: Any) -> Any:
-    """``value`` with every math value (a tuple of components) as a list: what orjson and msgpack write.
+    """``value`` with every math value (a tuple of components) as a list, and a PackedStringArray as
+    its list of strings: what orjson, msgpack and msgspec write.
 
     Recursive: the benchmark's values are a few levels deep.
     """
@@ -69,4 +80,6 @@ def plain(value: Any) -> Any:
         return list(value)
     if isinstance(value, list):
         return [plain(v) for v in value]
+    if isinstance(value, t.PackedStringArray):
+        return value.tolist()
     return value
