@@ -247,11 +247,28 @@ class Task:
     done_sha: str | None = None  # resume: the input's SHA-256 when the journal has it final
 
 
-def _write_new(dest: Path, data: bytes, overwrite: bool) -> str | None:
+def _equivalent(existing: bytes, out: bytes, opts: BatchOptions) -> bool:
+    """Whether an existing output already holds what ``out`` holds: the same bytes, or (an encrypted
+    save gets a fresh IV each time) the same values read back.  This is how a rerun of a file whose
+    journal row was lost to a kill counts it as converted, without replacing it."""
+    if existing == out:
+        return True
+    from .saves.savefile import open as open_file
+
+    try:
+        mine, theirs = (open_file(b, password=opts.password, key=opts.key, dialect=opts.to,
+                                  allow_objects=opts.allow_objects, framing=opts.framing) for b in (out, existing))
+        layers = [(x.container, x.encryption is None, x.compression is None) for x in (mine, theirs)]
+        return bool(mine.values == theirs.values) and layers[0] == layers[1]
+    except Exception:  # not a save of ours at all: not the same
+        return False
+
+
+def _write_new(dest: Path, data: bytes, overwrite: bool, opts: BatchOptions) -> str | None:
     """Write ``data`` to ``dest`` through a temporary file beside it (no fsync: the journal batches
     that).  Without ``overwrite`` an existing file is never replaced (a hard link refuses it
-    atomically); one that already holds exactly ``data`` (a rerun of a file whose row was lost) is
-    fine.  Returns the refusal in words, or None."""
+    atomically); one that already holds what ``data`` holds (a rerun of a file whose row was lost)
+    is fine.  Returns the refusal in words, or None."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.is_symlink() or (dest.exists() and not stat.S_ISREG(dest.stat().st_mode)):
         return f"{dest} is not a regular file; refusing to replace it"
@@ -268,7 +285,7 @@ def _write_new(dest: Path, data: bytes, overwrite: bool) -> str | None:
         try:
             os.link(tmp, dest)
         except FileExistsError:
-            if dest.read_bytes() == data:
+            if _equivalent(dest.read_bytes(), data, opts):
                 return None
             return f"{dest} would replace an existing file; use overwrite=True (--overwrite)"
         return None
@@ -294,7 +311,7 @@ def _work(task: Task) -> dict[str, Any]:
         return row
     row["output_path"] = task.dest
     try:
-        refused = _write_new(Path(task.dest), out, task.overwrite)
+        refused = _write_new(Path(task.dest), out, task.overwrite, task.opts)
     except OSError as e:
         refused = f"cannot write {task.dest}: {e.strerror or one_line(e)}"
     if refused is not None:
