@@ -194,3 +194,33 @@ def test_arrow_schema_matches_the_fields() -> None:
     if schema is None:
         pytest.skip("pyarrow is not installed")
     assert list(schema.names) == list(batch.ROW_FIELDS)
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "godot_formats", "convert", *map(str, args)], capture_output=True,
+                          text=True, cwd=REPO, timeout=300)
+
+
+def test_the_command_line_on_a_pool_with_a_report_and_resume(tmp_path: Path) -> None:
+    keys = make_inputs(tmp_path / "in")
+    report = tmp_path / "report.jsonl"
+    common = ("--to", "godot4", "--out-dir", tmp_path / "out", "--password", PASSWORD, "--report", report)
+    first = _cli(tmp_path / "in", *common, "--workers", "2", "--shard", "0/2")
+    assert first.returncode in (0, 1), first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[-1].startswith(f"{len(lines) - 1 - sum(x.startswith('    ') for x in lines)} file(s): ")
+    for line in lines[:-1]:
+        if not line.startswith("    "):
+            status, rest = line.split(None, 1)
+            assert status in ("converted", "unchanged", "failed", "skipped")
+            assert rest.startswith(str(tmp_path / "in") + os.sep)
+    second = _cli(tmp_path / "in", *common, "--jobs", "2", "--resume")
+    assert second.returncode == 1  # the random bytes and the lossy save still fail
+    rows = journal_rows(report)
+    last = {r["path"]: r for r in rows}
+    assert sorted(last) == keys
+    assert all(r["status"] != "failed" for k, r in last.items()
+               if k not in ("object_ids.sav", "res/random.bin", "res/evil3.tres"))
+    assert (tmp_path / "out" / "in" / "plain.sav").exists()  # the folder's own name, as without --workers
+    bad = _cli(tmp_path / "in" / "plain.sav", *common)
+    assert bad.returncode == 2 and "one folder" in bad.stderr

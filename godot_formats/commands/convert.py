@@ -85,6 +85,16 @@ def add_parser(subparsers: Any) -> None:
                         help="read and write full Objects (as inert data, never instantiated)")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress counter on stderr (auto: when stderr is a terminal)")
+    parser.add_argument("--no-verify", dest="verify", action="store_false",
+                        help="do not read each output back and compare it with the converted values")
+    many = parser.add_argument_group("batch (one folder with --out-dir; godot_formats.batch)")
+    many.add_argument("--workers", "--jobs", dest="workers", type=int, metavar="N",
+                      help="convert on N processes (0: every core); a worker that dies fails its file only")
+    many.add_argument("--resume", action="store_true",
+                      help="skip the files the journal has as done whose input is unchanged (counted skipped)")
+    many.add_argument("--report", metavar="FILE",
+                      help="the report: FILE.jsonl (also the journal) or FILE.parquet (needs pyarrow)")
+    many.add_argument("--shard", metavar="I/N", help="convert only the files whose path hashes to shard I of N")
     add_password_options(parser)
     parser.set_defaults(func=run)
 
@@ -400,6 +410,10 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
+    if any(getattr(args, name, None) not in (None, False) for name in ("workers", "resume", "report", "shard")):
+        from .convert_batch import run_batch
+
+        return run_batch(args)
     try:
         jobs = plan(args)
     except UsageError as e:
