@@ -356,14 +356,15 @@ def _solo(task: Task) -> dict[str, Any]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run(items: Iterable[Task | dict[str, Any]], workers: int,
-         executor: Executor | None) -> Generator[dict[str, Any], None, None]:
+def _run(items: Iterable[Task | dict[str, Any]], workers: int, executor: Executor | None,
+         spill: list[dict[str, Any]]) -> Generator[dict[str, Any], None, None]:
     """The rows of ``items`` (tasks run on the pool; ready rows passed through), as they finish.
 
     At most ``2 * workers`` files are in flight, so the listing is streamed.  When the default
     pool breaks (a worker died), the files in flight are retried one by one alone and the run goes
     on with a fresh pool.  Closing the generator (Ctrl-C) cancels what has not started and waits
-    for the files being written, so no temporary file is left behind.
+    for the files being written, so no temporary file is left behind; the rows of those files go to
+    ``spill`` (a closed generator yields no more), so that the journal has them too.
     """
     own = executor is None
     pool: Executor = executor or ProcessPoolExecutor(workers, initializer=_ignore_sigint)
@@ -392,8 +393,11 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int,
     finally:
         if own:
             pool.shutdown(wait=True, cancel_futures=True)
-        for task in inflight.values():
-            _remove_temps(task.dest)
+        for future, task in inflight.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                spill.append(future.result())
+            else:
+                _remove_temps(task.dest)
 
 
 def _collect(finished: set[Future[dict[str, Any]]], inflight: dict[Future[dict[str, Any]], Task],
@@ -403,8 +407,8 @@ def _collect(finished: set[Future[dict[str, Any]]], inflight: dict[Future[dict[s
     for future in finished:
         error = future.exception()
         if error is None:
+            del inflight[future]  # before the yield: a run stopped at this row must not spill it again
             yield future.result()
-            del inflight[future]
         elif not (own and isinstance(error, BrokenProcessPool)):
             task = inflight.pop(future)
             kind, text, _ = failure(error) if isinstance(error, Exception) else ("internal", repr(error), ())
@@ -580,19 +584,26 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
                     report_path, run_id)
     started = time.monotonic()
     journal = Journal(journal_path)
+    spill: list[dict[str, Any]] = []
     rows = _run(_items(src_path, dst_path, opts, shard, done, overwrite, run_id), workers or os.cpu_count() or 1,
-                executor)
+                executor, spill)
+
+    def record(row: dict[str, Any]) -> None:
+        journal.add(row)
+        result.rows.append(row)
+        result.counts[row["status"]] += 1
+        if progress is not None:
+            progress(row, result.counts)
+
     try:
         for row in rows:
-            journal.add(row)
-            result.rows.append(row)
-            result.counts[row["status"]] += 1
-            if progress is not None:
-                progress(row, result.counts)
+            record(row)
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
         rows.close()
+        for row in spill:
+            record(row)
         journal.close()
     result.seconds = time.monotonic() - started
     if report_path is not None and report_path.suffix == ".parquet":

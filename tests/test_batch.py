@@ -224,3 +224,34 @@ def test_the_command_line_on_a_pool_with_a_report_and_resume(tmp_path: Path) -> 
     assert (tmp_path / "out" / "in" / "plain.sav").exists()  # the folder's own name, as without --workers
     bad = _cli(tmp_path / "in" / "plain.sav", *common)
     assert bad.returncode == 2 and "one folder" in bad.stderr
+
+
+INTERRUPT = textwrap.dedent("""
+    import json, multiprocessing, os, signal, sys
+    from godot_formats import batch
+
+    def progress(row, counts):
+        if sum(counts.values()) == 5:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, in the parent only (as a terminal sends it to all)
+    result = batch.convert(sys.argv[1], sys.argv[2], to="godot4", password="hunter2", workers=2, progress=progress)
+    print(json.dumps({"interrupted": result.interrupted, "rows": len(result.rows),
+                      "journal": str(result.journal), "children": len(multiprocessing.active_children())}))
+""")
+
+
+def test_ctrl_c_stops_in_order_and_resume_finishes(tmp_path: Path) -> None:
+    keys = make_inputs(tmp_path / "in")
+    proc = subprocess.run([sys.executable, "-c", INTERRUPT, str(tmp_path / "in"), str(tmp_path / "out")],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["interrupted"] and got["children"] == 0
+    assert 5 <= got["rows"] < len(keys)
+    assert len(journal_rows(Path(got["journal"]))) == got["rows"]  # every file written has its row
+    assert not [p for p in (tmp_path / "out").rglob("*.tmp")]
+    rest = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=2, resume=True)
+    assert sorted(r["path"] for r in rest.rows) == keys
+    assert rest.counts["skipped"] == sum(1 for r in journal_rows(Path(got["journal"]))[:got["rows"]]
+                                         if r["status"] in ("converted", "unchanged"))
+    assert {r["path"] for r in rest.rows if r["status"] == "failed"} <= {"object_ids.sav", "res/random.bin",
+                                                                         "res/evil3.tres"}
