@@ -255,3 +255,14 @@ def test_ctrl_c_stops_in_order_and_resume_finishes(tmp_path: Path) -> None:
                                          if r["status"] in ("converted", "unchanged"))
     assert {r["path"] for r in rest.rows if r["status"] == "failed"} <= {"object_ids.sav", "res/random.bin",
                                                                          "res/evil3.tres"}
+
+
+def test_a_parquet_report(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    keys = make_inputs(tmp_path / "in")
+    result = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=2,
+                           report=tmp_path / "report.parquet")
+    table = pq.read_table(tmp_path / "report.parquet")
+    assert table.schema.names == list(batch.ROW_FIELDS)
+    assert sorted(table.column("path").to_pylist()) == keys
+    assert result.journal.exists() and result.journal != tmp_path / "report.parquet"
