@@ -245,6 +245,7 @@ class Task:
     overwrite: bool
     run_id: str
     done_sha: str | None = None  # resume: the input's SHA-256 when the journal has it final
+    storage_options: dict[str, Any] | None = None  # for fsspec URLs (s3://, gs://, memory://)
 
 
 def _equivalent(existing: bytes, out: bytes, opts: BatchOptions) -> bool:
@@ -294,13 +295,48 @@ def _write_new(dest: Path, data: bytes, overwrite: bool, opts: BatchOptions) -> 
             os.unlink(tmp)
 
 
+def is_url(place: object) -> bool:
+    """Whether a source or destination is an fsspec URL (``s3://bucket/saves``, ``memory://x``)."""
+    return isinstance(place, str) and "://" in place
+
+
+def _url_fs(url: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
+    """The fsspec file system of ``url`` and the path in it (needs fsspec: the ``[cloud]`` extra)."""
+    try:
+        import fsspec  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise GodotFormatsError(f"{url}: URLs need fsspec: pip install 'godot-formats[cloud]'") from None
+    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    return fs, path
+
+
+def _read(task: Task) -> bytes:
+    if is_url(task.source):
+        fs, path = _url_fs(task.source, task.storage_options)
+        return bytes(fs.cat_file(path))
+    return Path(task.source).read_bytes()
+
+
+def _put_new(task: Task, out: bytes) -> str | None:
+    """Write an output to an object store: one PUT, after the conversion was verified; an existing
+    object is replaced only with ``overwrite`` (or when it holds the same values already)."""
+    fs, path = _url_fs(task.dest, task.storage_options)
+    if not task.overwrite and fs.exists(path):
+        if _equivalent(bytes(fs.cat_file(path)), out, task.opts):
+            return None
+        return f"{task.dest} would replace an existing file; use overwrite=True (--overwrite)"
+    fs.pipe_file(path, out)
+    return None
+
+
 def _work(task: Task) -> dict[str, Any]:
     """Convert one file of a run, in a worker: read, :func:`convert_bytes`, write.  Never raises."""
     try:
-        data = Path(task.source).read_bytes()
-    except OSError as e:
+        data = _read(task)
+    except Exception as e:  # OSError locally; an object store's client raises its own errors
         row = new_row(task.key, None, task.run_id)
-        row.update(status="failed", error_kind="io", error=f"cannot read: {e.strerror or one_line(e)}")
+        why = e.strerror if isinstance(e, OSError) and e.strerror else one_line(e)
+        row.update(status="failed", error_kind="io", error=f"cannot read: {why}")
         return row
     if task.done_sha is not None and _sha(data) == task.done_sha:
         row = new_row(task.key, data, task.run_id)
@@ -311,9 +347,13 @@ def _work(task: Task) -> dict[str, Any]:
         return row
     row["output_path"] = task.dest
     try:
-        refused = _write_new(Path(task.dest), out, task.overwrite, task.opts)
-    except OSError as e:
-        refused = f"cannot write {task.dest}: {e.strerror or one_line(e)}"
+        if is_url(task.dest):
+            refused = _put_new(task, out)
+        else:
+            refused = _write_new(Path(task.dest), out, task.overwrite, task.opts)
+    except Exception as e:  # OSError locally; an object store's client raises its own errors
+        why = e.strerror if isinstance(e, OSError) and e.strerror else one_line(e)
+        refused = f"cannot write {task.dest}: {why}"
     if refused is not None:
         row.update(status="failed", error_kind="io", error=refused)
     else:
@@ -525,17 +565,42 @@ class Result:
         return f"{len(self.rows)} file(s): " + ", ".join(f"{n} {status}" for status, n in self.counts.items())
 
 
-def _journal_path(dst: Path, report: Path | None) -> Path:
+def _journal_path(dst: Path, report: Path | None, url: bool = False) -> Path:
+    """The report when it is JSON lines; else beside the destination folder (beside the report, for
+    a destination on an object store, where a file cannot be appended to)."""
     if report is not None and report.suffix == ".jsonl":
         return report
+    if url and report is not None:
+        return report.with_suffix(".journal.jsonl")
     return dst.parent / f"{dst.name}.godot-formats-journal.jsonl"
 
 
-def _items(src: Path, dst: Path, opts: BatchOptions, shard: tuple[int, int], done: dict[str, dict[str, Any]],
-           overwrite: bool, run_id: str) -> Iterator[Task | dict[str, Any]]:
+def _walk_url(root: str, storage_options: dict[str, Any] | None) -> Iterator[tuple[str, str, str | None]]:
+    """``(key, url, None)`` for every object below the URL ``root``, folder by folder in name order,
+    streamed (``fs.walk`` lists one folder at a time)."""
+    fs, base = _url_fs(root, storage_options)
+    base = base.rstrip("/")
+    for folder, subfolders, files in fs.walk(base):
+        subfolders.sort()
+        for name in sorted(files):
+            full = f"{folder.rstrip('/')}/{name}"
+            key = full[len(base):].lstrip("/")
+            yield key, fs.unstrip_protocol(full), "a temporary file" if is_temp_name(name) else None
+
+
+def _listing(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+             storage_options: dict[str, Any] | None) -> Iterator[tuple[str, str, str | None]]:
+    if is_url(src):
+        return _walk_url(str(src), storage_options)
+    exclude = None if is_url(dst) else Path(os.path.realpath(dst))
+    return ((key, str(path), why) for key, path, why in _walk(Path(src), exclude))
+
+
+def _items(src: str | os.PathLike[str], dst: str | os.PathLike[str], opts: BatchOptions, shard: tuple[int, int],
+           done: dict[str, dict[str, Any]], overwrite: bool, run_id: str,
+           storage_options: dict[str, Any] | None = None) -> Iterator[Task | dict[str, Any]]:
     """The tasks of a run (and the rows of what is skipped at once), streamed from the listing."""
-    exclude = Path(os.path.realpath(dst))
-    for key, path, skipped in _walk(src, exclude):
+    for key, path, skipped in _listing(src, dst, storage_options):
         if not in_shard(key, shard):
             continue
         if skipped is not None:
@@ -545,7 +610,8 @@ def _items(src: Path, dst: Path, opts: BatchOptions, shard: tuple[int, int], don
             continue
         earlier = done.get(key)
         sha = earlier.get("input_sha256") if earlier is not None and _final(earlier) else None
-        yield Task(key, str(path), str(dst / key), opts, overwrite, run_id, sha)
+        dest = f"{str(dst).rstrip('/')}/{key}" if is_url(dst) else str(Path(dst) / key)
+        yield Task(key, path, dest, opts, overwrite, run_id, sha, storage_options)
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str, source: str = "auto",
@@ -553,7 +619,8 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
             report: str | os.PathLike[str] | None = None, resume: bool = False, verify: bool = True,
             shard: tuple[int, int] = (0, 1), workers: int | None = None, executor: Executor | None = None,
             progress: Callable[[dict[str, Any], dict[str, int]], None] | None = None,
-            overwrite: bool = False, options: BatchOptions | None = None) -> Result:
+            overwrite: bool = False, options: BatchOptions | None = None,
+            storage_options: dict[str, Any] | None = None) -> Result:
     """Convert every file below the folder ``src`` into ``dst`` (same layout), on ``workers``
     processes (default: every core) or on ``executor`` (for example a Dask ``Client``'s
     ``get_executor()``).
@@ -565,8 +632,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
     inputs whose key hashes to ``i``.  ``progress(row, counts)`` is called after each file.
     Ctrl-C stops the run in order and returns what was done (``interrupted=True``).
     """
-    src_path, dst_path = Path(src), Path(dst)
-    if not src_path.is_dir():
+    if not is_url(src) and not Path(src).is_dir():
         raise GodotFormatsError(f"{src} is not a folder")
     i, n = shard
     if not (isinstance(i, int) and isinstance(n, int) and 0 <= i < n):
@@ -577,7 +643,9 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
         raise GodotFormatsError(f"the report must be a .jsonl or .parquet file, not {report}")
     if report_path is not None and report_path.suffix == ".parquet" and arrow_schema() is None:
         raise GodotFormatsError("a Parquet report needs pyarrow: pip install 'godot-formats[parquet]'")
-    journal_path = _journal_path(dst_path, report_path)
+    if is_url(dst) and report_path is None:
+        raise GodotFormatsError("a URL destination needs report= (a local .jsonl or .parquet file: the journal)")
+    journal_path = _journal_path(Path(str(dst)), report_path, is_url(dst))
     done = read_journal(journal_path) if resume else {}
     run_id = uuid.uuid4().hex
     result = Result({"converted": 0, "unchanged": 0, "failed": 0, "skipped": 0}, [], journal_path,
@@ -585,7 +653,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
     started = time.monotonic()
     journal = Journal(journal_path)
     spill: list[dict[str, Any]] = []
-    rows = _run(_items(src_path, dst_path, opts, shard, done, overwrite, run_id), workers or os.cpu_count() or 1,
+    rows = _run(_items(src, dst, opts, shard, done, overwrite, run_id, storage_options), workers or os.cpu_count() or 1,
                 executor, spill)
 
     def record(row: dict[str, Any]) -> None:

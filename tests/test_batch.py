@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +267,31 @@ def test_a_parquet_report(tmp_path: Path) -> None:
     assert table.schema.names == list(batch.ROW_FIELDS)
     assert sorted(table.column("path").to_pylist()) == keys
     assert result.journal.exists() and result.journal != tmp_path / "report.parquet"
+
+
+def test_fsspec_urls_in_memory(tmp_path: Path) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = make_inputs(tmp_path / "in")
+    fs = fsspec.filesystem("memory")
+    run = uuid.uuid4().hex  # the memory file system is one per process: a fresh prefix per test
+    for key in keys:
+        fs.pipe_file(f"/{run}/in/{key}", (tmp_path / "in" / key).read_bytes())
+    fs.pipe_file(f"/{run}/out/plain.sav", b"someone else's file")
+    with ThreadPoolExecutor(2) as pool:  # the memory store lives in this process: threads, not processes
+        result = batch.convert(f"memory://{run}/in", f"memory://{run}/out", to="godot4", password=PASSWORD,
+                               executor=pool, report=tmp_path / "r.jsonl")
+    by_key = {r["path"]: r for r in result.rows}
+    assert sorted(by_key) == keys
+    assert by_key["plain.sav"]["status"] == "failed" and "would replace" in by_key["plain.sav"]["error"]
+    assert fs.cat_file(f"/{run}/out/plain.sav") == b"someone else's file"
+    row = by_key["zstd.sav"]
+    assert row["status"] == "converted" and row["output_path"] == f"memory://{run}/out/zstd.sav"
+    out = fs.cat_file(f"/{run}/out/zstd.sav")
+    assert batch._sha(out) == row["output_sha256"]
+    assert open_save(out, dialect="godot4").values == open_save((tmp_path / "in" / "zstd.sav").read_bytes()
+                                                                ).convert("godot4")[0].values
+    assert by_key["res/all.res"]["status"] == "converted"
+    with pytest.raises(gf.GodotFormatsError, match="report"):
+        batch.convert(f"memory://{run}/in", f"memory://{run}/out2", to="godot4")
