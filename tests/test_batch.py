@@ -295,3 +295,19 @@ def test_fsspec_urls_in_memory(tmp_path: Path) -> None:
     assert by_key["res/all.res"]["status"] == "converted"
     with pytest.raises(gf.GodotFormatsError, match="report"):
         batch.convert(f"memory://{run}/in", f"memory://{run}/out2", to="godot4")
+
+
+def test_a_dask_executor(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    keys = make_inputs(tmp_path / "in")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        result = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD,
+                               executor=client.get_executor(), workers=2)
+    local = batch.convert(tmp_path / "in", tmp_path / "out-pool", to="godot4", password=PASSWORD, workers=2)
+    assert result.counts == local.counts
+    assert sorted(r["path"] for r in result.rows) == keys
+    same = ("status", "error_kind", "error", "input_sha256", "losses")
+    by_key = {r["path"]: r for r in local.rows}
+    for row in result.rows:
+        assert {k: row[k] for k in same} == {k: by_key[row["path"]][k] for k in same}
