@@ -23,6 +23,7 @@ file: before a batch of rows is appended to the journal the written files are fl
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import hashlib
 import json
@@ -457,6 +458,63 @@ def _collect(finished: set[Future[dict[str, Any]]], inflight: dict[Future[dict[s
             yield row
 
 
+#: Files per future on an executor given by the caller (``executor=``): a Dask future costs
+#: milliseconds of scheduling, more than a small save takes to convert.
+CHUNK = 16
+
+
+def _work_many(tasks: list[Task]) -> list[dict[str, Any]]:
+    """:func:`_work` on a chunk of files, in one future."""
+    return [_work(task) for task in tasks]
+
+
+def _chunk_rows(future: Future[list[dict[str, Any]]], tasks: list[Task]) -> list[dict[str, Any]]:
+    """The rows of a finished chunk; a chunk whose future raised fails each of its files."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    kind, text, _ = failure(error) if isinstance(error, Exception) else ("internal", repr(error), ())
+    rows = [_died(task, text) for task in tasks]
+    for row in rows:
+        row["error_kind"] = kind
+    return rows
+
+
+def _run_on(items: Iterable[Task | dict[str, Any]], workers: int, executor: Executor,
+            spill: list[dict[str, Any]]) -> Generator[dict[str, Any], None, None]:
+    """:func:`_run` on the caller's executor (a Dask client's, a thread pool): files go in chunks of
+    :data:`CHUNK`, at most ``2 * workers`` chunks in flight.  Closing the generator cancels the
+    chunks not started; the rows already back go to ``spill``."""
+    inflight: dict[Future[list[dict[str, Any]]], list[Task]] = {}
+    ready: collections.deque[dict[str, Any]] = collections.deque()
+    source = iter(items)
+    buf: list[Task] = []
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(inflight) < 2 * workers:
+                item = next(source, None)
+                exhausted = item is None
+                if isinstance(item, dict):
+                    ready.append(item)
+                elif item is not None:
+                    buf.append(item)
+                if buf and (len(buf) >= CHUNK or exhausted):
+                    inflight[executor.submit(_work_many, buf)] = buf
+                    buf = []
+            while ready:
+                yield ready.popleft()
+            if not inflight:
+                return
+            finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            for future in finished:
+                ready.extend(_chunk_rows(future, inflight.pop(future)))
+    finally:
+        for future in inflight:
+            future.cancel()
+        spill.extend(ready)
+
+
 # -- listing, sharding, the journal ------------------------------------------------------------------
 
 
@@ -653,8 +711,9 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
     started = time.monotonic()
     journal = Journal(journal_path)
     spill: list[dict[str, Any]] = []
-    rows = _run(_items(src, dst, opts, shard, done, overwrite, run_id, storage_options), workers or os.cpu_count() or 1,
-                executor, spill)
+    items = _items(src, dst, opts, shard, done, overwrite, run_id, storage_options)
+    width = workers or os.cpu_count() or 1
+    rows = _run(items, width, None, spill) if executor is None else _run_on(items, width, executor, spill)
 
     def record(row: dict[str, Any]) -> None:
         journal.add(row)
