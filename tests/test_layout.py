@@ -81,7 +81,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("reading", ("saves.reading",)),
     ("conversion and calls", ("saves.conversion", "api")),
     ("save files", ("saves.savefile", "saves.fileaccess", "saves", "resources")),
-    ("command line and engines", ("tool", "commands", "__main__", "oracle", "conformance", "_old_paths", "")),
+    ("command line and engines", ("tool", "commands", "batch", "__main__", "oracle", "conformance", "_old_paths", "")),
 ]
 
 

@@ -32,8 +32,9 @@ from typing import IO, Any
 
 import attrs
 
+from ..batch import failure
 from ..core.dialects import dialect_names
-from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError, UsageError
+from ..core.errors import GodotFormatsError, UsageError
 from ..layers.files import is_temp_name, write_atomic, write_target
 from ..saves.conversion import POLICIES, Loss
 from ..saves.reading import FRAMINGS
@@ -84,6 +85,16 @@ def add_parser(subparsers: Any) -> None:
                         help="read and write full Objects (as inert data, never instantiated)")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress counter on stderr (auto: when stderr is a terminal)")
+    parser.add_argument("--no-verify", dest="verify", action="store_false",
+                        help="do not read each output back and compare it with the converted values")
+    many = parser.add_argument_group("batch (one folder with --out-dir; godot_formats.batch)")
+    many.add_argument("--workers", "--jobs", dest="workers", type=int, metavar="N",
+                      help="convert on N processes (0: every core); a worker that dies fails its file only")
+    many.add_argument("--resume", action="store_true",
+                      help="skip the files the journal has as done whose input is unchanged (counted skipped)")
+    many.add_argument("--report", metavar="FILE",
+                      help="the report: FILE.jsonl (also the journal) or FILE.parquet (needs pyarrow)")
+    many.add_argument("--shard", metavar="I/N", help="convert only the files whose path hashes to shard I of N")
     add_password_options(parser)
     parser.set_defaults(func=run)
 
@@ -255,55 +266,20 @@ Step = Callable[[str], None]
 
 
 def convert_bytes(data: bytes, args: argparse.Namespace, step: Step = _no_step) -> tuple[bytes, str, list[Loss]]:
-    """Convert one file's bytes through its one reading (``gf.open``) and ``SaveFile.convert``: the
-    layers migrate with the values (a Godot 3 encrypted save becomes a Godot 4 one with the same
-    password and a fresh IV).  Returns (output, description, losses).  ``step`` is told each stage
-    as it starts, so a large file shows what it is doing (:class:`Progress`)."""
-    from ..saves.savefile import open as open_file
-    from .common import describe_layers, located
+    """Convert one file's bytes through :func:`godot_formats.batch.convert_data`, the one code path
+    of the command line and of ``batch.convert`` (and read the output back with ``--verify``).
+    Returns (output, description, losses).  ``step`` is told each stage as it starts, so a large
+    file shows what it is doing (:class:`Progress`)."""
+    from ..batch import convert_data, options_from_args
 
-    step("reading")
-    resource = _convert_resource(data, args)
-    if resource is not None:
-        return resource
     password, key = credentials(args)
-    try:
-        sf = open_file(data, password=password, key=key, dialect=None if args.source == "auto" else args.source,
-                       allow_objects=args.allow_objects, framing=args.framing)
-    except AmbiguousDialectError as e:
-        what = "give --from" if len(set(e.candidates)) > 1 else "give --framing"
-        raise GodotFormatsError(f"ambiguous: {' and '.join(e.candidates)} read this file completely, as "
-                                f"different values; {what}") from None
-    except DecodeError as e:
-        raise located(e) from None
-    step("converting")
-    converted, losses = sf.convert(args.to, policy=args.policy)
-    out = converted.to_bytes()
-    how = f"{sf.dialect.name} -> {args.to}"
-    if sf.encryption is not None or sf.compression is not None or sf.container not in ("store_var", "var_to_bytes"):
-        how += f" ({describe_layers(sf)})"
-    elif sf.container == "store_var":
-        how += f", {len(sf.values)} store_var record(s)" + (", big-endian lengths" if sf.byteorder == "big" else "")
-    if sf.also:
-        how += f" (the bytes also read as {', '.join(sf.also)}: same result)"
-    return out, how, losses
-
-
-def _convert_resource(data: bytes, args: argparse.Namespace) -> tuple[bytes, str, list[Loss]] | None:
-    """A resource save (``.tres``/``.res``) converted, in ``--format`` (default: its own); None for
-    anything else."""
-    from ..resources import open_resource, resource_form
-
-    if resource_form(data) not in ("binary", "text"):
-        if getattr(args, "format", None):
-            raise GodotFormatsError("--format applies to resource saves (.tres, .res) only")
-        return None
-    rf = open_resource(data)
-    form = getattr(args, "format", None) or rf.format
-    converted, losses = rf.convert(args.to, policy=args.policy)
-    out = converted.to_bytes(format=form, allow_scripts=getattr(args, "allow_scripts", False))
-    how = f"resource, Godot {rf.engine} {rf.format} -> {args.to} {form}"
-    return out, how, losses
+    opts = options_from_args(args, password, key)
+    done = convert_data(data, opts, step)
+    if opts.verify:
+        step("verifying")
+        if not done.reopen(done.output):
+            raise RuntimeError("verification failed: the output reads back as other values")
+    return done.output, done.how, done.losses
 
 
 def convert_one(job: Job, args: argparse.Namespace, step: Step = _no_step) -> Outcome:
@@ -342,12 +318,9 @@ def _convert_one(job: Job, args: argparse.Namespace, step: Step) -> Outcome:
         return Outcome("failed", f"cannot read: {e.strerror or one_line(e)}")
     try:
         out, how, losses = convert_bytes(data, args, step)
-    except ConversionError as e:
-        return Outcome("failed", f"would lose data ({len(e.losses)} change(s); --policy lossy applies them)",
-                       tuple(e.losses))
-    except GodotFormatsError as e:
-        hint = " (--allow-objects reads them as inert data)" if "allow_objects" in str(e) else ""
-        return Outcome("failed", f"{e}{hint}")
+    except GodotFormatsError as e:  # worded as batch.convert_bytes words it: one wording everywhere
+        _, text, lost = failure(e)
+        return Outcome("failed", text, lost)
     status = "unchanged" if out == data else "converted"
     if job.dest is None:
         write_stdout(out)
@@ -437,6 +410,10 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
+    if any(getattr(args, name, None) not in (None, False) for name in ("workers", "resume", "report", "shard")):
+        from .convert_batch import run_batch
+
+        return run_batch(args)
     try:
         jobs = plan(args)
     except UsageError as e:
