@@ -231,6 +231,11 @@ INTERRUPT = textwrap.dedent("""
     import json, multiprocessing, os, signal, sys
     from godot_formats import batch
 
+    # Python turns SIGINT into KeyboardInterrupt only when it was not ignored at start-up, and a job
+    # started in the background by a non-interactive shell (as CI may run the suite) inherits it
+    # ignored: install the handler a terminal's Python has.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def progress(row, counts):
         if sum(counts.values()) == 5:
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, in the parent only (as a terminal sends it to all)
