@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import godot_formats as gf
+from godot_formats import tool
 from godot_formats.codec import Encoder
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def run_main(*args: Any, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """``godot-formats ARGS`` in this process, with ``env`` set for the call: (exit status, stdout,
+    stderr). The console script itself is tested in subprocesses by test_cli_dump/test_cli_convert."""
+    out, err = io.StringIO(), io.StringIO()
+    old = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = tool.main([str(a) for a in args])
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return status, out.getvalue(), err.getvalue()
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_main as main
 
 import godot_formats as gf
 from godot_formats import tool
@@ -25,14 +26,6 @@ from godot_formats.layers.encryption import GdecInfo, write_gdec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "saves"
-
-
-def main(*args: Any) -> tuple[int, str, str]:
-    """``godot-formats ARGS`` in this process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = tool.main([str(a) for a in args])
-    return status, out.getvalue(), err.getvalue()
 
 
 def store_var(*values: Any, dialect: str = "godot4") -> bytes:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import struct
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from typing import Any
 import oracles
 import pytest
 from conftest import FIXTURES, GD3_FILE_HELPERS, read_jsonl
+from conftest import run_main as main
 
 import godot_formats as gf
 from godot_formats import tool
@@ -47,23 +47,6 @@ def have_module(name: str) -> bool:
     except ImportError:
         return False
     return True
-
-
-def main(*args: Any, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """``godot-formats ARGS`` in this process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    old = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = tool.main([str(a) for a in args])
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return status, out.getvalue(), err.getvalue()
 
 
 def one_error(result: tuple[int, str, str], command: str) -> str:
@@ -632,3 +615,26 @@ def test_an_editor_that_saves_bytes_that_are_not_utf8_is_one_line(tmp_path: Path
     status, _, err = main("edit", save, env={"EDITOR": ed})
     assert status == 1 and "not UTF-8" in err and "internal error" not in err
     assert save.read_bytes() == before and [p.name for p in tmp_path.iterdir() if ".bak" in p.name] == []
+
+
+def test_edit_of_a_deeply_nested_record(tmp_path: Path) -> None:
+    """The untouched parts of an edited value are matched up without recursion: a record nested
+    1,000 levels deep (past Python's own recursion limit) edits like a flat one."""
+    depth = 1000
+    value = u(19) + u(2) + u(2) + u(7) + u(3) + struct.pack("<f", 1.1)  # [7, the float32 nearest 1.1]
+    for _ in range(depth):
+        value = u(19) + u(1) + value  # an Array of one element (Godot 3 wire format: type 19, count)
+    value = u(19) + u(2) + value + u(2) + u(7)  # the record: [the deep Array, 7]
+    save = tmp_path / "deep.sav"
+    save.write_bytes(u(len(value)) + value)
+    ed = editor(tmp_path, """
+        body = "".join(line for line in text.splitlines(True) if not line.startswith(";"))  # not the header's path
+        assert body.count("7") == 2, body
+        p.write_text(text[::-1].replace("7", "8", 1)[::-1])  # the last 7: the outer one
+        """)
+    status, _, err = main("edit", save, "--dialect", "godot3", env={"EDITOR": ed})
+    assert status == 0, err
+    after = gf.open(save, dialect="godot3").values
+    assert after[0][-1] == 8
+    # everything else as it was, the float32 included (the text shows 1.1, the file keeps its bits)
+    assert save.read_bytes()[4:-4] == (u(len(value)) + value)[4:-4]

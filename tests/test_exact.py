@@ -14,21 +14,18 @@ its NodePath padding, is given back as it was.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import FIXTURES, node_path_pad_mask, read_jsonl
+from conftest import run_main as main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import scalar_options, values
 
 import godot_formats as gf
-from godot_formats import tool
 from godot_formats.codec import Encoder
 from godot_formats.layers.framing import join_frames, split_frames
 from godot_formats.saves.savefile import SaveFile
@@ -52,23 +49,6 @@ def _frames(sf: gf.SaveFile, data: bytes) -> list[bytes]:
     frames = split_frames(data, sf.byteorder)
     assert frames is not None
     return frames
-
-
-def main(*args: Any, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """``godot-formats ARGS`` in this process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    old = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = tool.main([str(a) for a in args])
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return status, out.getvalue(), err.getvalue()
 
 
 def _env(case: dict[str, Any]) -> dict[str, str]:

@@ -387,20 +387,26 @@ def write_back(path: Path, original: bytes, data: bytes) -> Path:
     return kept
 
 
-def open_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any]:
-    """The file, its bytes and the save file, for a command that writes it back."""
+def read_for_change(args: argparse.Namespace) -> tuple[Path, bytes]:
+    """The file a command will write back, read once (a FIFO or a device is refused before it is
+    opened): ``set`` and ``edit`` tell a resource save from a save file by these same bytes."""
     from ..saves.reading import read_bounded
 
     if args.file == "-":
         raise GodotFormatsError("needs a file to write back, not standard input")
     path = Path(args.file)
-    data, _ = read_bounded(path, regular_only=True)  # a FIFO or a device is refused before it is opened
+    data, _ = read_bounded(path, regular_only=True)
+    return path, data
+
+
+def open_for_change(args: argparse.Namespace, data: bytes) -> Any:
+    """The save file in ``data``, for a command that writes it back."""
     try:
         sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect)
     except AmbiguousDialectError as e:
         raise ambiguity(data, args, e.candidates) from None
     note_damage(sf, args.command)
-    return path, data, sf
+    return sf
 
 
 def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
@@ -554,15 +560,31 @@ def resolve_input(data: bytes, args: argparse.Namespace, framing: str) -> Readin
 
 def keep_untouched(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
     """``new`` (read from edited text) with every part the text did not change taken from ``old``:
-    Dictionary keys back in their order, floats at their full precision."""
+    Dictionary keys back in their order, floats at their full precision. A work list, not
+    recursion: an edited save may nest as deep as the decoder's ``max_depth``."""
+    holder: list[Any] = [None]
+    work: list[tuple[Any, Any, Any, Any]] = [(new, old, holder, 0)]
+    while work:
+        n, o, parent, slot = work.pop()
+        if type(n) is dict and type(o) is dict:
+            out: Any = {}
+            for k in o:
+                if k in n:
+                    out[k] = None  # its place in the old order, filled when the pair is visited
+                    work.append((n[k], o[k], out, k))
+            out.update((k, v) for k, v in n.items() if k not in out)
+        elif type(n) is list and type(o) is list and len(n) == len(o):
+            out = [None] * len(n)
+            work.extend((a, b, out, i) for i, (a, b) in enumerate(zip(n, o)))
+        else:
+            out = _untouched_leaf(n, o, dialect, encoder)
+        parent[slot] = out
+    return holder[0]
+
+
+def _untouched_leaf(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
     from ..views.text import from_text, to_text
 
-    if type(new) is dict and type(old) is dict:
-        out = {k: keep_untouched(new[k], old[k], dialect, encoder) for k in old if k in new}
-        out.update((k, v) for k, v in new.items() if k not in out)
-        return out
-    if type(new) is list and type(old) is list and len(new) == len(old):
-        return [keep_untouched(a, b, dialect, encoder) for a, b in zip(new, old)]
     try:
         if encoder.encode(from_text(to_text(old, dialect), dialect)) == encoder.encode(new):
             return old  # what the text said of the old value, unchanged

@@ -29,6 +29,7 @@ from .common import (
     json_documents,
     keep_untouched,
     open_for_change,
+    read_for_change,
     save_changed,
     text_values,
 )
@@ -153,10 +154,11 @@ def _lossy(sf: Any) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    found = open_resource_for_change(args)
-    if found is not None:
-        return _edit_resource(args, *found)
-    path, original, sf = open_for_change(args)
+    path, original = read_for_change(args)
+    rf = open_resource_for_change(path, original)
+    if rf is not None:
+        return _edit_resource(args, path, original, rf)
+    sf = open_for_change(args, original)
     argv = editor_command()
     lossy = [] if args.json else _lossy(sf)
     given = _render(sf, path, args.json, lossy)

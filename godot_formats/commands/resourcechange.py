@@ -10,9 +10,6 @@ value whose text was left alone taken from the file, so no float loses a bit to 
 
 from __future__ import annotations
 
-import argparse
-import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,28 +20,16 @@ __all__ = ["open_resource_for_change", "write_resource_back", "text_dialect", "s
            "render_resource", "parse_resource_edit"]
 
 
-def open_resource_for_change(args: argparse.Namespace) -> tuple[Path, bytes, Any] | None:
-    """(path, bytes, ResourceFile) when ``args.file`` is a resource save; None for anything else
-    (a scene is refused by name)."""
+def open_resource_for_change(path: Path, data: bytes) -> Any | None:
+    """The ResourceFile in ``data`` when it is a resource save; None for anything else (a scene is
+    refused by name)."""
     from ..resources import open_resource, resource_form
-    from ..saves.reading import read_bounded
 
-    if args.file == "-":
-        raise GodotFormatsError("needs a file to write back, not standard input")
-    path = Path(args.file)
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None  # a FIFO or a device is refused by the save-file path, before it is opened
-        with open(path, "rb") as f:
-            head = f.read(64)  # the form is told by the first bytes: a save file is read once, later
-    except OSError:
-        return None  # the save-file path names the problem
-    if resource_form(head) is None:
+    if resource_form(data[:64]) is None:
         return None
-    data, _ = read_bounded(path, regular_only=True)
     rf = open_resource(data)
     rf.path = path
-    return path, data, rf
+    return rf
 
 
 def write_resource_back(path: Path, original: bytes, rf: Any, command: str, allow_scripts: bool) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 from ..core import types as t
 from ..core.errors import FileChangedError, GodotFormatsError
 from ..core.registry import is_dictionary
-from .common import add_dialect_option, add_password_options, open_for_change, save_changed
+from .common import add_dialect_option, add_password_options, open_for_change, read_for_change, save_changed
 from .resourcechange import open_resource_for_change, start_resource, text_dialect, write_resource_back
 
 EPILOG = """\
@@ -181,15 +181,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _set_once(args: argparse.Namespace) -> int:
     from ..views.jsonform import loads_json
-    from ..views.text import from_text, to_text
+    from ..views.text import from_text
 
     steps = parse_path(args.path)
-    found = open_resource_for_change(args)
-    if found is not None:
-        return _set_in_resource(args, steps, *found)
+    path, original = read_for_change(args)
+    rf = open_resource_for_change(path, original)
+    if rf is not None:
+        return _set_in_resource(args, steps, path, original, rf)
     if args.resource is not None:
         raise GodotFormatsError("--resource is for resource saves (.tres, .res); a store_var save has records")
-    path, original, sf = open_for_change(args)
+    sf = open_for_change(args, original)
     n = len(sf.values)
     if n == 0:
         raise GodotFormatsError(f"{path} holds no record")
@@ -202,28 +203,29 @@ def _set_once(args: argparse.Namespace) -> int:
             raise GodotFormatsError(f"--record {args.record}: {path} holds {n} record(s)")
         index = args.record - 1
     new = loads_json(args.value) if args.json else from_text(args.value, sf.dialect)
-    label = _label(steps)
+    added = False
     if not steps:
         old: Any = sf.values[index]
         sf.values[index] = new
     else:
         old, added = assign(sf.values[index], steps, new)
-        if added:
-            old = "(new key)"
-    def shown(v: Any) -> str:
-        if isinstance(v, str) and v == "(new key)":
-            return v
-        try:
-            return to_text(v, sf.dialect).replace("\n", " ")
-        except GodotFormatsError:
-            return repr(v)
-
     where = f"record {index + 1}: " if n > 1 else ""
-    print(f"{where}{label}: {shown(old)} -> {shown(new)}", file=sys.stderr)
-    if old is not None and old != "(new key)" and type(old) is not type(new):
+    before = "(new key)" if added else _shown(old, sf.dialect)
+    print(f"{where}{_label(steps)}: {before} -> {_shown(new, sf.dialect)}", file=sys.stderr)
+    if not added and old is not None and type(old) is not type(new):
         print(f"godot-formats set: note: the type changes from {type(old).__name__} to {type(new).__name__}"
               + _float_hint(old, new, args.value, args.json), file=sys.stderr)
     return save_changed(path, original, sf, "set")
+
+
+def _shown(value: Any, dialect: Any) -> str:
+    """A value on one line as the text form writes it (``repr`` for what it cannot write)."""
+    from ..views.text import to_text
+
+    try:
+        return to_text(value, dialect).replace("\n", " ")
+    except (TypeError, ValueError):  # the library's errors are ValueErrors too
+        return repr(value)
 
 
 def _set_in_resource(args: argparse.Namespace, steps: list[tuple[str, Any]], path: Any, original: bytes,
@@ -231,7 +233,7 @@ def _set_in_resource(args: argparse.Namespace, steps: list[tuple[str, Any]], pat
     """``set`` on a resource save: PATH starts at the main resource (or ``--resource ID``'s) and may
     walk into its sub-resources; the file is written back in its own form and format."""
     from ..views.jsonform import loads_json
-    from ..views.text import from_text, to_text
+    from ..views.text import from_text
 
     if args.record is not None:
         raise GodotFormatsError("--record is for store_var saves: a resource save has properties "
@@ -242,14 +244,9 @@ def _set_in_resource(args: argparse.Namespace, steps: list[tuple[str, Any]], pat
     new = loads_json(args.value) if args.json else from_text(args.value, dialect)
     old, added = assign(start_resource(rf, args.resource), steps, new)
 
-    def shown(v: Any) -> str:
-        try:
-            return to_text(v, dialect).replace("\n", " ")
-        except (GodotFormatsError, TypeError, ValueError):
-            return repr(v)
-
     where = f"sub-resource {args.resource}: " if args.resource is not None else ""
-    print(f"{where}{_label(steps)}: {'(new property)' if added else shown(old)} -> {shown(new)}", file=sys.stderr)
+    before = "(new property)" if added else _shown(old, dialect)
+    print(f"{where}{_label(steps)}: {before} -> {_shown(new, dialect)}", file=sys.stderr)
     if added and len(steps) == 1:
         print("godot-formats set: note: a new property; the engine sets it on load only if the resource's "
               "class or script has it", file=sys.stderr)

@@ -8,24 +8,16 @@ damaged file is listed up to the damage, then the error.  Nothing is loaded or r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from ..core.errors import DecodeError, GodotFormatsError
 from ..layers.compression import RSCC_MAGIC
-from ..views.explain import Field
+from ..views.explain import TEXT_CHARS, Field, quote
 from .binary import RSRC_MAGIC, _read_rsrc, _Reader
 from .ids import BY_ID
 
 __all__ = ["explain_binary", "explain_text"]
-
-_SHOWN = 60  # characters of a string shown
-
-
-def _quote(text: str) -> str:
-    shown = json.dumps(text[:_SHOWN], ensure_ascii=False)
-    return shown if len(text) <= _SHOWN else f"{shown}… ({len(text)} characters)"
 
 
 class _Tracer(_Reader):
@@ -74,7 +66,7 @@ class _Tracer(_Reader):
         if what == "string table entry":
             self.strings.append(text)
         self.fields.append(Field(at, self.pos - at, self.depth, "text",
-                                 f"{what}: {_quote(text)} ({self.pos - at - 4} bytes after the length)"))
+                                 f"{what}: {quote(text)} ({self.pos - at - 4} bytes after the length)"))
         return text
 
 
@@ -157,4 +149,4 @@ def explain_text(data: bytes) -> Iterator[str]:
                 text = to_text(value, "godot3" if rf.engine <= 3 else "godot4").split("\n")[0]
             except GodotFormatsError:
                 text = repr(value)
-            yield f"{find(name):>5}    {name}: {kind} {text[:_SHOWN]}"
+            yield f"{find(name):>5}    {name}: {kind} {text[:TEXT_CHARS]}"

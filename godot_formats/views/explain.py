@@ -77,7 +77,8 @@ class _Stop(Exception):
     """Raised inside the walk after the error line has been produced."""
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
+    """A string as explain shows it: JSON-quoted, cut at ``TEXT_CHARS`` with its full length."""
     shown = json.dumps(text[:TEXT_CHARS], ensure_ascii=False)
     return shown if len(text) <= TEXT_CHARS else f"{shown}… ({len(text)} characters)"
 
@@ -193,7 +194,7 @@ class _Walker:
         except DecodeError as e:
             yield from self.fail(e, pos, depth)
         if n:
-            shown = _quote(text[:-1]) + " + NUL" if nul and text.endswith("\0") else _quote(text)
+            shown = quote(text[:-1]) + " + NUL" if nul and text.endswith("\0") else quote(text)
             yield from self.field(pos + 4, n, depth, "text", shown)
         pad = stop - pos - 4 - n
         if pad:
@@ -304,7 +305,7 @@ class _Walker:
                     if top.kind == "Object":
                         prop, pos = yield from self.string(pos, len(stack), "property name ",
                                                            self.d.object_format == ObjectFormat.ENGINE, "property name")
-                        label = f"property {_quote(prop)}: "
+                        label = f"property {quote(prop)}: "
                     else:
                         label = _ordinal_label(top.kind, top.index)
                     top.index += 1
