@@ -243,3 +243,24 @@ def test_convert_writes_an_embedded_script_only_with_allow_scripts(tmp_path: Pat
     status, _, err = run("convert", src, "--to", "godot4", "--format", "text", "-o", out, "--allow-scripts")
     assert status == 0, err
     assert gf.scan_resource(out) and out.read_bytes().startswith(b"[gd_resource")
+
+
+def test_an_output_name_chooses_the_form_as_the_engines_saver_does(tmp_path: Path) -> None:
+    """``-o X.res`` writes binary and ``-o X.tres`` text, as ResourceSaver picks its saver by
+    extension (a text file named .res would not load: the binary loader claims .res); ``--format``
+    still decides when given, and a save back into its own file keeps its own form."""
+    src = RESOURCES / "godot3" / "all.tres"
+    assert main(["convert", str(src), "--to", "godot4", "--format", "binary", "-o", str(tmp_path / "want.bin")]) == 0
+    want = (tmp_path / "want.bin").read_bytes()
+    assert main(["convert", str(src), "--to", "godot4", "-o", str(tmp_path / "out.res")]) == 0
+    assert (tmp_path / "out.res").read_bytes() == want
+    assert main(["convert", str(src), "--to", "godot4", "--format", "text", "-o", str(tmp_path / "text.res")]) == 0
+    assert (tmp_path / "text.res").read_bytes().startswith(b"[gd_resource")
+    # the API: save() under another name takes its extension's form; back in its own place, its own
+    rf = gf.open_resource(RESOURCES / "godot3" / "all.res")
+    rf.save(tmp_path / "all.tres")
+    assert (tmp_path / "all.tres").read_bytes() == rf.to_bytes(format="text")
+    odd = tmp_path / "odd.res"
+    odd.write_bytes(src.read_bytes())  # a text file named .res: saved back, it stays as it was
+    gf.open_resource(odd).save()
+    assert odd.read_bytes() == src.read_bytes()

@@ -36,6 +36,7 @@ from ..batch import failure
 from ..core.dialects import dialect_names
 from ..core.errors import GodotFormatsError, UsageError
 from ..layers.files import is_temp_name, write_atomic, write_target
+from ..resources.model import form_for_path
 from ..saves.conversion import POLICIES, Loss
 from ..saves.reading import FRAMINGS
 from .common import (
@@ -265,15 +266,20 @@ def _no_step(what: str) -> None:
 Step = Callable[[str], None]
 
 
-def convert_bytes(data: bytes, args: argparse.Namespace, step: Step = _no_step) -> tuple[bytes, str, list[Loss]]:
+def convert_bytes(data: bytes, args: argparse.Namespace, step: Step = _no_step,
+                  form: str | None = None) -> tuple[bytes, str, list[Loss]]:
     """Convert one file's bytes through :func:`godot_formats.batch.convert_data`, the one code path
     of the command line and of ``batch.convert`` (and read the output back with ``--verify``).
     Returns (output, description, losses).  ``step`` is told each stage as it starts, so a large
-    file shows what it is doing (:class:`Progress`)."""
+    file shows what it is doing (:class:`Progress`).  ``form`` is the form ``-o``'s extension names
+    for a resource save (``.res`` binary, ``.tres`` text), when ``--format`` does not say."""
     from ..batch import convert_data, options_from_args
+    from ..resources import resource_form
 
     password, key = credentials(args)
     opts = options_from_args(args, password, key)
+    if form is not None and opts.format is None and resource_form(data) in ("binary", "text"):
+        opts = attrs.evolve(opts, format=form)
     done = convert_data(data, opts, step)
     if opts.verify:
         step("verifying")
@@ -317,7 +323,8 @@ def _convert_one(job: Job, args: argparse.Namespace, step: Step) -> Outcome:
     except OSError as e:
         return Outcome("failed", f"cannot read: {e.strerror or one_line(e)}")
     try:
-        out, how, losses = convert_bytes(data, args, step)
+        named = form_for_path(job.dest) if args.output and job.dest is not None else None
+        out, how, losses = convert_bytes(data, args, step, named)
     except GodotFormatsError as e:  # worded as batch.convert_bytes words it: one wording everywhere
         _, text, lost = failure(e)
         return Outcome("failed", text, lost)

@@ -123,10 +123,7 @@ def parse_edit(text: str, sf: Any, as_json: bool, original_text_values: list[Any
         encoder = encoder_for(sf.dialect, True)
         for i, v in enumerate(values):
             if i < len(sf.values):
-                try:
-                    values[i] = keep_untouched(v, sf.values[i], sf.dialect, encoder)
-                except RecursionError:
-                    pass  # deeper than Python goes: the record as the text says
+                values[i] = keep_untouched(v, sf.values[i], sf.dialect, encoder)
     return values
 
 

@@ -121,10 +121,7 @@ def _onto_binary(original: Any, edited: Any) -> Any:
             continue
         for name, value in new.properties.items():
             if name in old.properties and not holds_reference(value) and not holds_reference(old.properties[name]):
-                try:
-                    new.properties[name] = keep_untouched(value, old.properties[name], dialect, encoder)
-                except RecursionError:
-                    pass  # deeper than Python goes: the value as the text says
+                new.properties[name] = keep_untouched(value, old.properties[name], dialect, encoder)
     for res in resources:  # the binary table's own paths for the resources it had
         old = by_key.get(_key(res.id))
         if old is not None and old is not original.main:

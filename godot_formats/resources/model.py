@@ -23,8 +23,8 @@ from ..core import types as t
 from ..core.errors import EncodeError
 from ..layers.files import save_to
 
-__all__ = ["ExtResource", "Resource", "ResourceFile", "WRITERS", "FORMATS", "SCRIPT_CLASSES", "embedded_scripts",
-           "values_in", "holds", "holds_reference"]
+__all__ = ["ExtResource", "Resource", "ResourceFile", "WRITERS", "FORMATS", "FORM_BY_SUFFIX", "form_for_path",
+           "SCRIPT_CLASSES", "embedded_scripts", "values_in", "holds", "holds_reference"]
 
 #: Classes whose resources are code (:mod:`.scan` reports them; ``to_bytes`` writes them only when
 #: asked to).
@@ -39,6 +39,17 @@ WRITERS: dict[str, Callable[..., bytes]] = {}
 #: The converter between engine versions (:func:`.conversion.convert_resource`, registered there).
 CONVERTERS: list[Callable[..., Any]] = []
 FORMATS = ("binary", "text")
+
+#: The form a file name asks for, as the engine's ResourceSaver chooses its saver by extension
+#: (a text file named ``.res`` would not load: the binary loader claims that extension).
+FORM_BY_SUFFIX = {".res": "binary", ".tres": "text"}
+
+
+def form_for_path(file: Any) -> str | None:
+    """The form a path's extension names (None for another extension, or for a file object)."""
+    if not isinstance(file, (str, os.PathLike)):
+        return None
+    return FORM_BY_SUFFIX.get(Path(file).suffix.lower())
 FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
 
 
@@ -165,6 +176,16 @@ class ResourceFile:
             rf, losses = self.convert(dialect, policy=policy, property_renames=property_renames)
         return WRITERS[form](rf, version=version, **options), losses
 
+    def _is_origin(self, file: Any) -> bool:
+        if file is None:
+            return True
+        if self.path is None or not isinstance(file, (str, os.PathLike)):
+            return False
+        try:
+            return os.path.samefile(file, self.path)
+        except OSError:
+            return Path(file) == self.path
+
     def convert(self, dialect: Any, *, policy: str = "strict",
                 property_renames: dict[str, str] | None = None) -> tuple[ResourceFile, list[Any]]:
         """This file for another engine version, and every loss (see
@@ -176,7 +197,11 @@ class ResourceFile:
         was read from; an existing file other than that one is only replaced with ``overwrite=True``.
         ``options`` as :meth:`to_bytes`.  Returns the losses of a conversion (``dialect=``; ``[]``
         without one), as ``SaveFile.save`` does: under ``policy="lossy"`` the caller learns what
-        changed without converting twice."""
+        changed without converting twice.  Saved under another name, the file takes the form its
+        extension names (``.res`` binary, ``.tres`` text) unless ``format=`` says otherwise; saved
+        back where it was read, it keeps its own."""
+        if options.get("format") is None and options.get("version") is None and not self._is_origin(file):
+            options["format"] = form_for_path(file)
         data, losses = self._written(**options)
         save_to(file, data, origin=self.path, overwrite=overwrite, what="resource file")
         return losses
