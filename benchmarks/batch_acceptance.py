@@ -48,14 +48,18 @@ STATUS_WORDS = ("converted", "unchanged", "failed", "skipped")
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of ``pid`` and its live descendants, from /proc (Linux)."""
+def tree_cpu(pid: int, seen: dict[int, float] | None = None) -> float:
+    """CPU seconds (user + system) of ``pid`` and its live descendants, from /proc (Linux); each
+    process's own CPU goes to ``seen`` (the latest figure per pid)."""
     total, todo = 0.0, [pid]
     while todo:
         p = todo.pop()
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15]) / TICK  # utime stime cutime cstime
+            ticks = [int(x) for x in fields[11:15]]  # utime stime cutime cstime
+            total += sum(ticks) / TICK
+            if seen is not None:
+                seen[p] = sum(ticks[:2]) / TICK
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except (OSError, IndexError, ValueError):
@@ -92,11 +96,11 @@ def run_cli(src: Path, out: Path, report: Path, jobs: int, log: Path, *, resume:
     started, before, rows_before = time.monotonic(), os.times(), journal_rows(report)
     with log.open("wb") as f:
         proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-    cpu, killed = 0.0, False
+    cpu, killed, seen = 0.0, False, {}
     while proc.poll() is None:
-        cpu = max(cpu, tree_cpu(proc.pid))
+        cpu = max(cpu, tree_cpu(proc.pid, seen))
         if kill_after is not None and rows_printed(log) >= kill_after and journal_rows(report) > rows_before:
-            cpu = max(cpu, tree_cpu(proc.pid))
+            cpu = max(cpu, tree_cpu(proc.pid, seen))
             os.killpg(proc.pid, signal.SIGKILL)
             killed = True
             break
@@ -110,7 +114,10 @@ def run_cli(src: Path, out: Path, report: Path, jobs: int, log: Path, *, resume:
         os.killpg(proc.pid, signal.SIGKILL)  # nothing of the group may outlive the kill
     return {"exit": code, "killed": killed, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "cores_used": round(cpu / wall, 2) if wall else 0.0, "files_reported": rows_printed(log),
-            "journal_rows": journal_rows(report) - rows_before}
+            "journal_rows": journal_rows(report) - rows_before,
+            # the parent, then each worker: two busy workers are the two cores' share of the work
+            "cpu_s_by_process": [round(seen.get(proc.pid, 0.0), 2)]
+            + sorted((round(c, 2) for p, c in seen.items() if p != proc.pid and c >= 0.05), reverse=True)}
 
 
 def expected_values(data: bytes, kind: str) -> list[Any]:
