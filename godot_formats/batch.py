@@ -37,7 +37,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -580,7 +580,8 @@ def _final(row: dict[str, Any]) -> bool:
 def _cut_torn_tail(path: Path) -> None:
     """Drop a last line cut short by a kill in the middle of an append (its rows were not fsynced, so
     none of them was promised), so that this run's first row does not glue onto it and the journal
-    stays JSON lines for every reader."""
+    stays JSON lines for every reader.  A last line that is whole JSON without its newline (a file
+    another tool wrote) keeps its row and gets the newline."""
     with contextlib.suppress(FileNotFoundError), path.open("r+b") as f:
         end = f.seek(0, os.SEEK_END)
         if end == 0:
@@ -588,16 +589,27 @@ def _cut_torn_tail(path: Path) -> None:
         f.seek(end - 1)
         if f.read(1) == b"\n":
             return
-        pos = end
-        while pos > 0:
-            step = min(pos, 1 << 16)
-            f.seek(pos - step)
-            cut = f.read(step).rfind(b"\n")
-            if cut >= 0:
-                f.truncate(pos - step + cut + 1)
-                return
-            pos -= step
-        f.truncate(0)
+        start = _line_start(f, end)
+        f.seek(start)
+        try:
+            json.loads(f.read(end - start))
+        except ValueError:
+            f.truncate(start)
+        else:
+            f.write(b"\n")
+
+
+def _line_start(f: BinaryIO, end: int) -> int:
+    """Where the last line of the open file ``f`` (``end`` bytes long) starts."""
+    pos = end
+    while pos > 0:
+        step = min(pos, 1 << 16)
+        f.seek(pos - step)
+        cut = f.read(step).rfind(b"\n")
+        if cut >= 0:
+            return pos - step + cut + 1
+        pos -= step
+    return 0
 
 
 class Journal:

@@ -156,6 +156,11 @@ def test_a_journal_cut_by_a_kill_stays_json_lines(tmp_path: Path) -> None:
     rows = journal_rows(report)  # every line parses
     assert [r["run_id"] for r in rows].count(second.run_id) == len(keys)
     assert [r["run_id"] for r in rows].count(first.run_id) == len(keys)
+    # a whole last row without its newline (written by another tool) is kept, and gets one
+    report.write_text(report.read_text(encoding="utf-8").rstrip("\n"), encoding="utf-8")
+    batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=1, report=report,
+                  resume=True)
+    assert len(journal_rows(report)) == len(rows) + len(keys)
 
 
 def test_shards_are_disjoint_and_cover_all(tmp_path: Path) -> None:
