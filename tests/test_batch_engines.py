@@ -97,3 +97,46 @@ def test_the_ray_recipe(saves: tuple[Path, dict[str, dict[str, Any]], Path], tmp
     recipe("ray_recipe.py", str(src), str(tmp_path / "out"), str(tmp_path / "report.jsonl"))
     rows = [json.loads(line) for line in (tmp_path / "report.jsonl").read_text(encoding="utf-8").splitlines()]
     same_as_the_pool(rows, pool, tmp_path / "out", pool_out)
+
+
+#: A driver that runs the Ray recipe with a task that kills its worker (``os._exit``) on the chunk
+#: holding ``crash.sav``, after noting the attempt in a file: the attempts are counted.
+CRASHING_DRIVER = """
+import json, os, sys
+import ray
+import ray_recipe
+
+ATTEMPTS = sys.argv[3]  # a global of __main__: pickled with the function, by value
+
+def crashing(keys, src, dst, to, password):
+    if any(key.endswith("crash.sav") for key in keys):
+        with open(ATTEMPTS, "a") as f:
+            f.write("attempt\\n")
+        os._exit(1)
+    return ray_recipe.convert_files(keys, src, dst, to, password)
+
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+rows = list(ray_recipe.convert(sys.argv[1], sys.argv[2], password="hunter2", work=crashing))
+ray.shutdown()
+print(json.dumps(rows))
+"""
+
+
+def test_ray_does_not_retry_a_save_that_kills_its_worker(tmp_path: Path) -> None:
+    needs("ray")
+    keys = batch_saves.generate(tmp_path / "saves", 40)
+    (tmp_path / "saves" / "crash.sav").write_bytes((tmp_path / "saves" / next(iter(keys))).read_bytes())
+    driver = tmp_path / "driver.py"
+    driver.write_text(CRASHING_DRIVER, encoding="utf-8")
+    attempts = tmp_path / "attempts"
+    path = os.pathsep.join([str(REPO / "examples" / "batch"), str(REPO)])
+    proc = subprocess.run([sys.executable, str(driver), str(tmp_path / "saves"), str(tmp_path / "out"), str(attempts)],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": path})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(proc.stdout.splitlines()[-1])
+    assert attempts.read_text().count("attempt") == 1  # max_retries=0: the crash is not retried
+    assert sorted(r["path"] for r in rows) == sorted([*keys, "crash.sav"])  # one row per input, the run went on
+    died = [r for r in rows if r["error_kind"] == "internal"]
+    assert "crash.sav" in {r["path"] for r in died} and len(died) <= batch.CHUNK
+    assert all(r["status"] == "failed" and "not retried" in r["error"] for r in died)
+    assert any(r["status"] == "converted" for r in rows)

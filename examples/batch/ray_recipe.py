@@ -25,7 +25,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +75,15 @@ def _died(keys: list[str], error: BaseException) -> list[dict[str, Any]]:
     return rows
 
 
-def convert(src: str, dst: str, *, to: str = "godot4", password: str | None = None) -> Iterator[dict[str, Any]]:
+def convert(src: str, dst: str, *, to: str = "godot4", password: str | None = None,
+            work: Callable[[list[str], str, str, str, str | None], list[dict[str, Any]]] = convert_files,
+            ) -> Iterator[dict[str, Any]]:
     """The report rows of converting every file below ``src`` into ``dst`` on the Ray cluster that
-    ``ray.init`` joined, as they finish."""
+    ``ray.init`` joined, as they finish.  ``work`` is what a task runs (:func:`convert_files`; a
+    test gives one that crashes its worker)."""
     import ray
 
-    task = ray.remote(max_retries=0, retry_exceptions=False, num_cpus=1)(convert_files)
+    task = ray.remote(max_retries=0, retry_exceptions=False, num_cpus=1)(work)
     limit = 2 * max(int(ray.cluster_resources().get("CPU", 1)), 1)
     inflight: dict[Any, list[str]] = {}
     chunks = _chunks(keys_below(src), batch.CHUNK)
