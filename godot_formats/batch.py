@@ -37,7 +37,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -73,7 +73,7 @@ def arrow_schema() -> Any:
     """The report rows as a ``pyarrow.schema`` (None without pyarrow), for Parquet reports and for
     engines that want a schema up front (Spark's ``mapInPandas``, Ray's ``map_batches``)."""
     try:
-        import pyarrow as pa  # type: ignore[import-not-found,unused-ignore]
+        import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         return None
     types = {"input_size": pa.int64(), "output_size": pa.int64(), "losses": pa.list_(pa.string()),
@@ -266,14 +266,17 @@ def _equivalent(existing: bytes, out: bytes, opts: BatchOptions) -> bool:
         return False
 
 
-def _write_new(dest: Path, data: bytes, overwrite: bool, opts: BatchOptions) -> str | None:
+def _write_new(dest: Path, data: bytes, overwrite: bool, opts: BatchOptions) -> tuple[str | None, bytes]:
     """Write ``data`` to ``dest`` through a temporary file beside it (no fsync: the journal batches
     that).  Without ``overwrite`` an existing file is never replaced (a hard link refuses it
     atomically); one that already holds what ``data`` holds (a rerun of a file whose row was lost)
-    is fine.  Returns the refusal in words, or None."""
+    is kept.  Returns the refusal in words (or None) and the bytes ``dest`` now holds, which the row
+    describes: a kept encrypted save has another IV than ``data``.  A temporary file of ``dest``
+    left by a run killed while writing it goes first (one task writes a given ``dest`` at a time)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.is_symlink() or (dest.exists() and not stat.S_ISREG(dest.stat().st_mode)):
-        return f"{dest} is not a regular file; refusing to replace it"
+        return f"{dest} is not a regular file; refusing to replace it", data
+    _remove_temps(str(dest))
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}{TEMP_MARK}", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -283,14 +286,15 @@ def _write_new(dest: Path, data: bytes, overwrite: bool, opts: BatchOptions) -> 
         os.chmod(tmp, 0o666 & ~umask)
         if overwrite:
             os.replace(tmp, dest)
-            return None
+            return None, data
         try:
             os.link(tmp, dest)
         except FileExistsError:
-            if _equivalent(dest.read_bytes(), data, opts):
-                return None
-            return f"{dest} would replace an existing file; use overwrite=True (--overwrite)"
-        return None
+            existing = dest.read_bytes()
+            if _equivalent(existing, data, opts):
+                return None, existing
+            return f"{dest} would replace an existing file; use overwrite=True (--overwrite)", data
+        return None, data
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -304,7 +308,7 @@ def is_url(place: object) -> bool:
 def _url_fs(url: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
     """The fsspec file system of ``url`` and the path in it (needs fsspec: the ``[cloud]`` extra)."""
     try:
-        import fsspec  # type: ignore[import-not-found,unused-ignore]
+        import fsspec  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         raise GodotFormatsError(f"{url}: URLs need fsspec: pip install 'godot-formats[cloud]'") from None
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
@@ -318,16 +322,18 @@ def _read(task: Task) -> bytes:
     return Path(task.source).read_bytes()
 
 
-def _put_new(task: Task, out: bytes) -> str | None:
+def _put_new(task: Task, out: bytes) -> tuple[str | None, bytes]:
     """Write an output to an object store: one PUT, after the conversion was verified; an existing
-    object is replaced only with ``overwrite`` (or when it holds the same values already)."""
+    object is replaced only with ``overwrite``, and kept when it holds the same values already.
+    Returns the refusal (or None) and the bytes the object now holds."""
     fs, path = _url_fs(task.dest, task.storage_options)
     if not task.overwrite and fs.exists(path):
-        if _equivalent(bytes(fs.cat_file(path)), out, task.opts):
-            return None
-        return f"{task.dest} would replace an existing file; use overwrite=True (--overwrite)"
+        existing = bytes(fs.cat_file(path))
+        if _equivalent(existing, out, task.opts):
+            return None, existing
+        return f"{task.dest} would replace an existing file; use overwrite=True (--overwrite)", out
     fs.pipe_file(path, out)
-    return None
+    return None, out
 
 
 def _work(task: Task) -> dict[str, Any]:
@@ -349,16 +355,19 @@ def _work(task: Task) -> dict[str, Any]:
     row["output_path"] = task.dest
     try:
         if is_url(task.dest):
-            refused = _put_new(task, out)
+            refused, there = _put_new(task, out)
         else:
-            refused = _write_new(Path(task.dest), out, task.overwrite, task.opts)
+            refused, there = _write_new(Path(task.dest), out, task.overwrite, task.opts)
     except Exception as e:  # OSError locally; an object store's client raises its own errors
         why = e.strerror if isinstance(e, OSError) and e.strerror else one_line(e)
-        refused = f"cannot write {task.dest}: {why}"
+        refused, there = f"cannot write {task.dest}: {why}", out
     if refused is not None:
         row.update(status="failed", error_kind="io", error=refused)
     else:
         row["detail"] = f"{row['detail']} -> {task.dest}"
+        if there is not out:  # an earlier run's output, with the same values, kept: the row describes it
+            row.update(output_size=len(there), output_sha256=_sha(there),
+                       detail=f"{row['detail']} (kept: it already holds these values)")
     return row
 
 
@@ -568,6 +577,41 @@ def _final(row: dict[str, Any]) -> bool:
     return row.get("status") in _FINAL or (row.get("status") == "skipped" and row.get("error") == DONE_EARLIER)
 
 
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a last line cut short by a kill in the middle of an append (its rows were not fsynced, so
+    none of them was promised), so that this run's first row does not glue onto it and the journal
+    stays JSON lines for every reader.  A last line that is whole JSON without its newline (a file
+    another tool wrote) keeps its row and gets the newline."""
+    with contextlib.suppress(FileNotFoundError), path.open("r+b") as f:
+        end = f.seek(0, os.SEEK_END)
+        if end == 0:
+            return
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return
+        start = _line_start(f, end)
+        f.seek(start)
+        try:
+            json.loads(f.read(end - start))
+        except ValueError:
+            f.truncate(start)
+        else:
+            f.write(b"\n")
+
+
+def _line_start(f: BinaryIO, end: int) -> int:
+    """Where the last line of the open file ``f`` (``end`` bytes long) starts."""
+    pos = end
+    while pos > 0:
+        step = min(pos, 1 << 16)
+        f.seek(pos - step)
+        cut = f.read(step).rfind(b"\n")
+        if cut >= 0:
+            return pos - step + cut + 1
+        pos -= step
+    return 0
+
+
 class Journal:
     """The JSON-lines journal of a run, appended in batches: the written outputs are flushed to disk
     first (one ``os.sync``), then the rows are appended and the journal fsynced, so a row is only
@@ -579,6 +623,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        _cut_torn_tail(path)
         self.file = path.open("a", encoding="utf-8")
         self.pending: list[dict[str, Any]] = []
         self.last = time.monotonic()
@@ -740,8 +785,8 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
 
 def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     """The rows as a Parquet table (pyarrow), which DuckDB, pandas and Spark read."""
-    import pyarrow as pa  # type: ignore[import-not-found,unused-ignore]
-    import pyarrow.parquet as pq  # type: ignore[import-not-found,unused-ignore]
+    import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     schema = arrow_schema()
     table = pa.Table.from_pylist([{k: r.get(k) for k in ROW_FIELDS} for r in rows], schema=schema)

@@ -110,6 +110,59 @@ def test_resume_skips_what_is_done(tmp_path: Path) -> None:
     assert third.counts["converted"] == 0 and third.counts["skipped"] == len(keys) - len(failed)
 
 
+def test_a_kept_output_is_the_one_its_row_describes(tmp_path: Path) -> None:
+    """A kill after an encrypted save's output was linked but before its row reached the journal: the
+    rerun keeps the file (same values, another IV) and its row gives that file's size and SHA-256,
+    not those of the bytes it did not write (found by benchmarks/batch_acceptance.py)."""
+    make_inputs(tmp_path / "in", random_file=False)
+    first = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=1)
+    first.journal.unlink()
+    second = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=1)
+    row = next(r for r in second.rows if r["path"] == "encrypted.sav")
+    on_disk = (tmp_path / "out" / "encrypted.sav").read_bytes()
+    assert row["status"] == "converted" and "kept" in row["detail"]
+    assert (row["output_sha256"], row["output_size"]) == (batch._sha(on_disk), len(on_disk))
+    assert on_disk == (tmp_path / "out" / "encrypted.sav").read_bytes()  # not replaced
+    for r in second.rows:
+        if r["status"] == "converted":
+            assert r["output_sha256"] == batch._sha((tmp_path / "out" / r["path"]).read_bytes())
+
+
+def test_a_temp_file_left_by_a_kill_goes_when_its_file_is_written(tmp_path: Path) -> None:
+    """A worker killed with -9 while writing leaves its temporary file; the rerun that writes the same
+    output removes it (found by benchmarks/batch_acceptance.py)."""
+    make_inputs(tmp_path / "in", random_file=False)
+    (tmp_path / "out").mkdir()
+    stale = tmp_path / "out" / ".plain.sav.godot-formats-abc123.tmp"
+    stale.write_bytes(b"half a save")
+    other = tmp_path / "out" / ".someone.sav.godot-formats-abc123.tmp"  # not a file of this run: stays
+    other.write_bytes(b"x")
+    result = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=1)
+    assert next(r for r in result.rows if r["path"] == "plain.sav")["status"] == "converted"
+    assert not stale.exists() and other.exists()
+
+
+def test_a_journal_cut_by_a_kill_stays_json_lines(tmp_path: Path) -> None:
+    """A kill in the middle of an append leaves half a line; the next run cuts it off instead of
+    gluing its first row onto it (which would lose that row and break every JSON-lines reader)."""
+    keys = make_inputs(tmp_path / "in", random_file=False)
+    report = tmp_path / "report.jsonl"
+    first = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=1,
+                          report=report)
+    text = report.read_text(encoding="utf-8")
+    report.write_text(text + text.splitlines()[0][:40], encoding="utf-8")
+    second = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=1,
+                           report=report, resume=True)
+    rows = journal_rows(report)  # every line parses
+    assert [r["run_id"] for r in rows].count(second.run_id) == len(keys)
+    assert [r["run_id"] for r in rows].count(first.run_id) == len(keys)
+    # a whole last row without its newline (written by another tool) is kept, and gets one
+    report.write_text(report.read_text(encoding="utf-8").rstrip("\n"), encoding="utf-8")
+    batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=1, report=report,
+                  resume=True)
+    assert len(journal_rows(report)) == len(rows) + len(keys)
+
+
 def test_shards_are_disjoint_and_cover_all(tmp_path: Path) -> None:
     keys = make_inputs(tmp_path / "in")
     seen: list[str] = []
