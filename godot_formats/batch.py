@@ -73,7 +73,7 @@ def arrow_schema() -> Any:
     """The report rows as a ``pyarrow.schema`` (None without pyarrow), for Parquet reports and for
     engines that want a schema up front (Spark's ``mapInPandas``, Ray's ``map_batches``)."""
     try:
-        import pyarrow as pa  # type: ignore[import-not-found,unused-ignore]
+        import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         return None
     types = {"input_size": pa.int64(), "output_size": pa.int64(), "losses": pa.list_(pa.string()),
@@ -304,7 +304,7 @@ def is_url(place: object) -> bool:
 def _url_fs(url: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
     """The fsspec file system of ``url`` and the path in it (needs fsspec: the ``[cloud]`` extra)."""
     try:
-        import fsspec  # type: ignore[import-not-found,unused-ignore]
+        import fsspec  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         raise GodotFormatsError(f"{url}: URLs need fsspec: pip install 'godot-formats[cloud]'") from None
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
@@ -646,40 +646,79 @@ def _walk_url(root: str, storage_options: dict[str, Any] | None) -> Iterator[tup
             yield key, fs.unstrip_protocol(full), "a temporary file" if is_temp_name(name) else None
 
 
-def _listing(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+def key_dest(key: str, dst: str | os.PathLike[str]) -> str | None:
+    """Where the input ``key`` goes below ``dst``: ``dst`` + the key's path, without a URL's
+    protocol (``s3://studio/saves/a.sav`` -> ``<dst>/studio/saves/a.sav``) nor a leading ``/``
+    (``/data/a.sav`` -> ``<dst>/data/a.sav``).  A folder's keys are relative already, so it keeps its
+    layout.  The rule needs no other key, so a streamed listing and each shard decide it alone.
+    None for a key with ``..`` (it would climb out of ``dst``) or no path at all."""
+    path = key.split("://", 1)[1] if is_url(key) else key
+    parts = [part for part in path.replace(os.sep, "/").split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    rel = "/".join(parts)
+    return f"{str(dst).rstrip('/')}/{rel}" if is_url(dst) else str(Path(dst) / rel)
+
+
+def _keys(src: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[str, str, str | None]]:
+    """``(key, key, None)`` for each key of an iterable ``src``, as it comes (a generator over a
+    database's rows is read as the run goes)."""
+    for item in src:
+        key = os.fspath(item)
+        yield key, key, None
+
+
+def _is_place(src: object) -> bool:
+    """Whether ``src`` is one folder or URL (else an iterable of keys)."""
+    return isinstance(src, (str, os.PathLike))
+
+
+def _listing(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: str | os.PathLike[str],
              storage_options: dict[str, Any] | None) -> Iterator[tuple[str, str, str | None]]:
+    if not _is_place(src):
+        return _keys(src)  # type: ignore[arg-type]
     if is_url(src):
         return _walk_url(str(src), storage_options)
     exclude = None if is_url(dst) else Path(os.path.realpath(dst))
-    return ((key, str(path), why) for key, path, why in _walk(Path(src), exclude))
+    return ((key, str(path), why) for key, path, why in _walk(Path(src), exclude))  # type: ignore[arg-type]
 
 
-def _items(src: str | os.PathLike[str], dst: str | os.PathLike[str], opts: BatchOptions, shard: tuple[int, int],
-           done: dict[str, dict[str, Any]], overwrite: bool, run_id: str,
-           storage_options: dict[str, Any] | None = None) -> Iterator[Task | dict[str, Any]]:
-    """The tasks of a run (and the rows of what is skipped at once), streamed from the listing."""
+#: The error of a key that has no output path under ``dst`` (:func:`key_dest`).
+NO_DEST = "no output path: the key is empty or climbs out of the destination with '..'"
+
+
+def _items(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: str | os.PathLike[str],
+           opts: BatchOptions, shard: tuple[int, int], done: dict[str, dict[str, Any]], overwrite: bool,
+           run_id: str, storage_options: dict[str, Any] | None = None) -> Iterator[Task | dict[str, Any]]:
+    """The tasks of a run (and the rows of what is skipped or refused at once), streamed from the
+    listing."""
     for key, path, skipped in _listing(src, dst, storage_options):
         if not in_shard(key, shard):
             continue
-        if skipped is not None:
+        dest = key_dest(key, dst)
+        if skipped is not None or dest is None:
             row = new_row(key, None, run_id)
-            row.update(status="skipped", error=skipped)
+            if dest is None and skipped is None:
+                row.update(status="failed", error_kind="bad input", error=NO_DEST)
+            else:
+                row.update(status="skipped", error=skipped)
             yield row
             continue
         earlier = done.get(key)
         sha = earlier.get("input_sha256") if earlier is not None and _final(earlier) else None
-        dest = f"{str(dst).rstrip('/')}/{key}" if is_url(dst) else str(Path(dst) / key)
         yield Task(key, path, dest, opts, overwrite, run_id, sha, storage_options)
 
 
-def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str, source: str = "auto",
+def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: str | os.PathLike[str], *, to: str,
+            source: str = "auto",
             policy: str = "strict", password: str | None = None, key: bytes | None = None,
             report: str | os.PathLike[str] | None = None, resume: bool = False, verify: bool = True,
             shard: tuple[int, int] = (0, 1), workers: int | None = None, executor: Executor | None = None,
             progress: Callable[[dict[str, Any], dict[str, int]], None] | None = None,
             overwrite: bool = False, options: BatchOptions | None = None,
             storage_options: dict[str, Any] | None = None) -> Result:
-    """Convert every file below the folder ``src`` into ``dst`` (same layout), on ``workers``
+    """Convert every file below the folder (or fsspec URL) ``src`` into ``dst`` (same layout), or each
+    key of an iterable ``src`` (paths or URLs) to :func:`key_dest`'s place below ``dst``, on ``workers``
     processes (default: every core) or on ``executor`` (for example a Dask ``Client``'s
     ``get_executor()``).
 
@@ -690,8 +729,10 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
     inputs whose key hashes to ``i``.  ``progress(row, counts)`` is called after each file.
     Ctrl-C stops the run in order and returns what was done (``interrupted=True``).
     """
-    if not is_url(src) and not Path(src).is_dir():
+    if _is_place(src) and not is_url(src) and not Path(src).is_dir():  # type: ignore[arg-type]
         raise GodotFormatsError(f"{src} is not a folder")
+    if isinstance(src, (bytes, bytearray)):
+        raise GodotFormatsError("src is a folder, a URL or an iterable of keys, not bytes")
     i, n = shard
     if not (isinstance(i, int) and isinstance(n, int) and 0 <= i < n):
         raise GodotFormatsError(f"shard must be (i, n) with 0 <= i < n, not {shard!r}")
@@ -740,8 +781,8 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
 
 def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     """The rows as a Parquet table (pyarrow), which DuckDB, pandas and Spark read."""
-    import pyarrow as pa  # type: ignore[import-not-found,unused-ignore]
-    import pyarrow.parquet as pq  # type: ignore[import-not-found,unused-ignore]
+    import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     schema = arrow_schema()
     table = pa.Table.from_pylist([{k: r.get(k) for k in ROW_FIELDS} for r in rows], schema=schema)

@@ -316,3 +316,24 @@ def test_a_dask_executor(tmp_path: Path) -> None:
     by_key = {r["path"]: r for r in local.rows}
     for row in result.rows:
         assert {k: row[k] for k in same} == {k: by_key[row["path"]][k] for k in same}
+
+
+def test_an_iterable_of_keys(tmp_path: Path) -> None:
+    keys = make_inputs(tmp_path / "in")
+    picked = [str(tmp_path / "in" / k) for k in keys if k.endswith(".sav")][:6]
+    names = iter([*picked, Path(tmp_path / "in" / "res" / "random.bin"), "../outside.sav"])  # a generator is fine
+    result = batch.convert(names, tmp_path / "out", to="godot4", password=PASSWORD, workers=2)
+    by_key = {r["path"]: r for r in result.rows}
+    assert sorted(by_key) == sorted([*picked, str(tmp_path / "in" / "res" / "random.bin"), "../outside.sav"])
+    # the key's own path, below dst, without its leading '/': every key has one place, decided alone
+    converted = [by_key[key] for key in picked if by_key[key]["status"] == "converted"]
+    assert len(converted) >= 4
+    for row in converted:
+        assert row["output_path"] == str(tmp_path / "out" / row["path"].lstrip("/"))
+        assert batch._sha(Path(row["output_path"]).read_bytes()) == row["output_sha256"]
+    assert by_key[str(tmp_path / "in" / "res" / "random.bin")]["error_kind"] == "bad input"
+    assert by_key["../outside.sav"]["status"] == "failed" and by_key["../outside.sav"]["error"] == batch.NO_DEST
+    assert not (tmp_path / "outside.sav").exists()
+    assert batch.key_dest("s3://studio/saves/p1.sav", "out") == str(Path("out") / "studio/saves/p1.sav")
+    assert batch.key_dest("/data/./a.sav", "gs://b/new/") == "gs://b/new/data/a.sav"
+    assert batch.key_dest("a/../../b", "out") is None and batch.key_dest("s3://", "out") is None
