@@ -322,10 +322,15 @@ def _put_new(task: Task, out: bytes) -> str | None:
     """Write an output to an object store: one PUT, after the conversion was verified; an existing
     object is replaced only with ``overwrite`` (or when it holds the same values already)."""
     fs, path = _url_fs(task.dest, task.storage_options)
-    if not task.overwrite and fs.exists(path):
-        if _equivalent(bytes(fs.cat_file(path)), out, task.opts):
-            return None
-        return f"{task.dest} would replace an existing file; use overwrite=True (--overwrite)"
+    if not task.overwrite:
+        try:  # one GET, not exists() and then a GET: on S3 exists() of a new key costs a HEAD and a LIST
+            existing: bytes | None = bytes(fs.cat_file(path))
+        except FileNotFoundError:
+            existing = None
+        if existing is not None:
+            if _equivalent(existing, out, task.opts):
+                return None
+            return f"{task.dest} would replace an existing file; use overwrite=True (--overwrite)"
     fs.pipe_file(path, out)
     return None
 
@@ -397,6 +402,17 @@ def _solo(task: Task) -> dict[str, Any]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def submit(pool: Executor, fn: Callable[[Task], Any], task: Task) -> Future[Any]:
+    """``pool.submit(fn, task)``; a default pool that broke already (a worker died since the last
+    look) gives a future holding that error, so that the file gets its solo retry with the others."""
+    try:
+        return pool.submit(fn, task)
+    except BrokenProcessPool as e:
+        future: Future[Any] = Future()
+        future.set_exception(e)
+        return future
+
+
 def _run(items: Iterable[Task | dict[str, Any]], workers: int, executor: Executor | None,
          spill: list[dict[str, Any]]) -> Generator[dict[str, Any], None, None]:
     """The rows of ``items`` (tasks run on the pool; ready rows passed through), as they finish.
@@ -417,7 +433,7 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int, executor: Executo
                 if isinstance(item, dict):
                     yield item
                     continue
-                inflight[pool.submit(_work, item)] = item
+                inflight[submit(pool, _work, item)] = item
                 if len(inflight) >= 2 * workers:
                     break
             if not inflight:

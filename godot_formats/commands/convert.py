@@ -444,12 +444,17 @@ def _in_this_process(jobs: list[Job], args: argparse.Namespace, progress: Progre
         yield job, outcome
 
 
-def _died(job: Job) -> Outcome:
-    """A file that killed its worker process twice (the second time alone): its temporary file goes."""
+def _tidy(job: Job) -> None:
+    """Remove the temporary file a killed worker left for ``job``'s output."""
     from ..batch import _remove_temps
 
     if job.dest is not None:
         _remove_temps(str(job.dest))
+
+
+def _died(job: Job) -> Outcome:
+    """A file that killed its worker process twice (the second time alone)."""
+    _tidy(job)
     return Outcome("failed", "internal error: the worker process died converting this file, twice "
                              "(the second time alone); please report it")
 
@@ -459,7 +464,7 @@ def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress) ->
     from .convert_pool import in_order, workers_of
 
     work = functools.partial(convert_one, args=args)
-    outcomes = in_order(jobs, work, workers_of(args), _died)
+    outcomes = in_order(jobs, work, workers_of(args), _died, _tidy)
     try:
         for i, (job, outcome) in enumerate(outcomes):
             yield job, outcome

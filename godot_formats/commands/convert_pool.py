@@ -16,7 +16,7 @@ import argparse
 import collections
 import os
 from collections.abc import Callable, Generator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
@@ -36,8 +36,10 @@ def workers_of(args: argparse.Namespace) -> int:
     return getattr(args, "workers", None) or os.cpu_count() or 1
 
 
-def _solo(job: J, work: Callable[[J], R], died: Callable[[J], R]) -> R:
-    """``job`` again, alone in a fresh one-worker pool, after its pool broke."""
+def _solo(job: J, work: Callable[[J], R], died: Callable[[J], R], tidy: Callable[[J], None]) -> R:
+    """``job`` again, alone in a fresh one-worker pool, after its pool broke (a broken pool kills its
+    other workers too: ``tidy`` removes what one of them was writing)."""
+    tidy(job)
     pool = ProcessPoolExecutor(1, initializer=_ignore_sigint)
     try:
         return pool.submit(work, job).result()
@@ -47,26 +49,38 @@ def _solo(job: J, work: Callable[[J], R], died: Callable[[J], R]) -> R:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _settled(job: J, future: Future[R], work: Callable[[J], R], died: Callable[[J], R]) -> R:
+def _settled(job: J, future: Future[R], work: Callable[[J], R], died: Callable[[J], R],
+             tidy: Callable[[J], None]) -> R:
     """A future's result when it finished before the pool broke, else the solo retry's."""
     if future.done() and not future.cancelled() and future.exception() is None:
         return future.result()
-    return _solo(job, work, died)
+    return _solo(job, work, died, tidy)
 
 
-def in_order(jobs: list[J], work: Callable[[J], R], workers: int, died: Callable[[J], R]
-             ) -> Generator[tuple[J, R], None, None]:
+def submit(pool: Executor, fn: Callable[[J], R], job: J) -> Future[R]:
+    """``pool.submit(fn, job)``; a pool that broke already (a worker died since the last look) gives
+    a future holding that error, so that the job is retried with the others in flight."""
+    try:
+        return pool.submit(fn, job)
+    except BrokenProcessPool as e:
+        future: Future[R] = Future()
+        future.set_exception(e)
+        return future
+
+
+def in_order(jobs: list[J], work: Callable[[J], R], workers: int, died: Callable[[J], R],
+             tidy: Callable[[J], None]) -> Generator[tuple[J, R], None, None]:
     """``(job, work(job))`` for each job, in the order of ``jobs``, on ``workers`` processes.
     ``work`` never raises (it is ``convert_one``); ``died(job)`` is the result of a job that killed
-    its worker twice (it also removes its temporary file).  Closing the generator (Ctrl-C) cancels
-    the jobs not started and waits for those running."""
+    its worker twice; ``tidy(job)`` removes a job's temporary file, before its solo retry.  Closing
+    the generator (Ctrl-C) cancels the jobs not started and waits for those running."""
     pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
     window: collections.deque[tuple[J, Future[R]]] = collections.deque()
     todo = iter(jobs)
     try:
         while True:
             for job in todo:
-                window.append((job, pool.submit(work, job)))
+                window.append((job, submit(pool, work, job)))
                 if len(window) >= 2 * workers:
                     break
             if not window:
@@ -79,7 +93,7 @@ def in_order(jobs: list[J], work: Callable[[J], R], workers: int, died: Callable
                 window.clear()
                 pool.shutdown(wait=True, cancel_futures=True)
                 for each, was in lost:
-                    yield each, _settled(each, was, work, died)
+                    yield each, _settled(each, was, work, died, tidy)
                 pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
                 continue
             yield job, result
