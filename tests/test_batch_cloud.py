@@ -28,8 +28,8 @@ from godot_formats.commands.convert_batch import dask_executor, storage_options
 from godot_formats.core.errors import GodotFormatsError
 from godot_formats.saves.savefile import open as open_save
 
-#: Copies of the engine's saves: 12 folders of 21 files, plus 24 cut short (bad at their end).
-COPIES = 12
+#: Copies of the engine's saves: 10 folders of 21 files, plus 18 cut short (bad at their end).
+COPIES = 10
 
 #: What must be the same in every executor's report (output_sha256 too, but for encrypted saves,
 #: whose IV is new on every write: for those the values read back are compared).
@@ -74,13 +74,14 @@ def assert_same_report(rows: list[dict[str, Any]], expected: dict[str, dict[str,
         assert {k: row[k] for k in SAME} == {k: want[k] for k in SAME}, row["path"]
         if row["status"] != "converted":
             continue
+        out = read_output(row["output_path"])
+        assert batch._sha(out) == row["output_sha256"]
         if "encrypted" in (row["layers"] or ""):
             mine, theirs = (open_save(b, password=PASSWORD, dialect="godot4")
-                            for b in (read_output(row["output_path"]), read_output(want["output_path"])))
+                            for b in (out, read_output(want["output_path"])))
             assert mine.values == theirs.values, row["path"]
         else:
             assert row["output_sha256"] == want["output_sha256"], row["path"]
-        assert batch._sha(read_output(row["output_path"])) == row["output_sha256"]
 
 
 def _local(path: str) -> bytes:
@@ -124,7 +125,8 @@ def test_s3_urls_against_a_local_server_give_the_pools_report(corpus: Any, s3: d
     fs.mkdir(bucket)
     fs.put(str(root / "in") + "/", f"{bucket}/in/", recursive=True)
     assert sorted(p[len(f"{bucket}/in/"):] for p in fs.find(f"{bucket}/in")) == keys
-    result = batch.convert(f"s3://{bucket}/in", f"s3://{bucket}/out", to="godot4", password=PASSWORD, workers=2,
+    # four workers on two cores: the work is waiting for the server
+    result = batch.convert(f"s3://{bucket}/in", f"s3://{bucket}/out", to="godot4", password=PASSWORD, workers=4,
                            storage_options=s3, report=root / "s3.jsonl")
 
     def read(path: str) -> bytes:
@@ -135,11 +137,6 @@ def test_s3_urls_against_a_local_server_give_the_pools_report(corpus: Any, s3: d
         f"s3://{bucket}/out/{k}" for k, r in expected.items() if r["status"] == "converted"}
     # nothing else was written: no temporary object, no output for a failed input
     assert len(fs.find(f"{bucket}/out")) == result.counts["converted"] + result.counts["unchanged"]
-    # a rerun with resume skips everything final, reading only the journal and the inputs
-    again = batch.convert(f"s3://{bucket}/in", f"s3://{bucket}/out", to="godot4", password=PASSWORD, workers=2,
-                          storage_options=s3, report=root / "s3.jsonl", resume=True)
-    assert again.counts["skipped"] == result.counts["converted"] + result.counts["unchanged"]
-    assert again.counts["converted"] == 0
 
 
 def test_the_command_line_with_storage_options_on_s3(corpus: Any, s3: dict[str, Any], tmp_path: Path) -> None:
