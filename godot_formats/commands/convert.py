@@ -15,6 +15,11 @@ Every file gets one line (``converted``, ``unchanged``, ``failed`` with the reas
 our own leftover temporary files); under ``--policy lossy`` the changes are listed under
 it.  One bad file never stops the batch, not even a bug (an ``internal error`` line).
 The exit status is 1 when any file failed.
+
+Several files (a folder) are converted on a process pool, every core by default
+(:mod:`.convert_pool`; ``--jobs 1`` keeps one process), with the same plan and the same
+lines in the same order.  The batch options (``--report``, ``--resume``, ``--shard``,
+``--storage-option``, ``--dask``) and URLs go to :mod:`.convert_batch` instead.
 """
 
 from __future__ import annotations
