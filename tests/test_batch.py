@@ -193,7 +193,7 @@ def test_the_command_line_and_convert_bytes_word_random_bytes_the_same(tmp_path:
 def test_arrow_schema_matches_the_fields() -> None:
     schema = batch.arrow_schema()
     if schema is None:
-        pytest.skip("pyarrow is not installed")
+        pytest.skip("pyarrow is not installed (the [parquet] extra; CI installs [ci])")
     assert list(schema.names) == list(batch.ROW_FIELDS)
 
 
@@ -264,7 +264,7 @@ def test_ctrl_c_stops_in_order_and_resume_finishes(tmp_path: Path) -> None:
 
 
 def test_a_parquet_report(tmp_path: Path) -> None:
-    pq = pytest.importorskip("pyarrow.parquet")
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed (the [parquet] extra; CI: [ci])")
     keys = make_inputs(tmp_path / "in")
     result = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=2,
                            report=tmp_path / "report.parquet")
@@ -275,7 +275,7 @@ def test_a_parquet_report(tmp_path: Path) -> None:
 
 
 def test_fsspec_urls_in_memory(tmp_path: Path) -> None:
-    fsspec = pytest.importorskip("fsspec")
+    fsspec = pytest.importorskip("fsspec", reason="fsspec is not installed (the [cloud] extra; CI installs [ci])")
     from concurrent.futures import ThreadPoolExecutor
 
     keys = make_inputs(tmp_path / "in")
@@ -303,7 +303,7 @@ def test_fsspec_urls_in_memory(tmp_path: Path) -> None:
 
 
 def test_a_dask_executor(tmp_path: Path) -> None:
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip("distributed", reason="no distributed (the [dask] extra; CI: [ci])")
     keys = make_inputs(tmp_path / "in")
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
     with cluster, distributed.Client(cluster) as client:
