@@ -327,11 +327,15 @@ def _put_new(task: Task, out: bytes) -> tuple[str | None, bytes]:
     object is replaced only with ``overwrite``, and kept when it holds the same values already.
     Returns the refusal (or None) and the bytes the object now holds."""
     fs, path = _url_fs(task.dest, task.storage_options)
-    if not task.overwrite and fs.exists(path):
-        existing = bytes(fs.cat_file(path))
-        if _equivalent(existing, out, task.opts):
-            return None, existing
-        return f"{task.dest} would replace an existing file; use overwrite=True (--overwrite)", out
+    if not task.overwrite:
+        try:  # one GET, not exists() and then a GET: on S3 exists() of a new key costs a HEAD and a LIST
+            existing: bytes | None = bytes(fs.cat_file(path))
+        except FileNotFoundError:
+            existing = None
+        if existing is not None:
+            if _equivalent(existing, out, task.opts):
+                return None, existing
+            return f"{task.dest} would replace an existing file; use overwrite=True (--overwrite)", out
     fs.pipe_file(path, out)
     return None, out
 
@@ -406,6 +410,17 @@ def _solo(task: Task) -> dict[str, Any]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def submit(pool: Executor, fn: Callable[[Task], Any], task: Task) -> Future[Any]:
+    """``pool.submit(fn, task)``; a default pool that broke already (a worker died since the last
+    look) gives a future holding that error, so that the file gets its solo retry with the others."""
+    try:
+        return pool.submit(fn, task)
+    except BrokenProcessPool as e:
+        future: Future[Any] = Future()
+        future.set_exception(e)
+        return future
+
+
 def _run(items: Iterable[Task | dict[str, Any]], workers: int, executor: Executor | None,
          spill: list[dict[str, Any]]) -> Generator[dict[str, Any], None, None]:
     """The rows of ``items`` (tasks run on the pool; ready rows passed through), as they finish.
@@ -426,7 +441,7 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int, executor: Executo
                 if isinstance(item, dict):
                     yield item
                     continue
-                inflight[pool.submit(_work, item)] = item
+                inflight[submit(pool, _work, item)] = item
                 if len(inflight) >= 2 * workers:
                     break
             if not inflight:
@@ -691,40 +706,79 @@ def _walk_url(root: str, storage_options: dict[str, Any] | None) -> Iterator[tup
             yield key, fs.unstrip_protocol(full), "a temporary file" if is_temp_name(name) else None
 
 
-def _listing(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+def key_dest(key: str, dst: str | os.PathLike[str]) -> str | None:
+    """Where the input ``key`` goes below ``dst``: ``dst`` + the key's path, without a URL's
+    protocol (``s3://studio/saves/a.sav`` -> ``<dst>/studio/saves/a.sav``) nor a leading ``/``
+    (``/data/a.sav`` -> ``<dst>/data/a.sav``).  A folder's keys are relative already, so it keeps its
+    layout.  The rule needs no other key, so a streamed listing and each shard decide it alone.
+    None for a key with ``..`` (it would climb out of ``dst``) or no path at all."""
+    path = key.split("://", 1)[1] if is_url(key) else key
+    parts = [part for part in path.replace(os.sep, "/").split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    rel = "/".join(parts)
+    return f"{str(dst).rstrip('/')}/{rel}" if is_url(dst) else str(Path(dst) / rel)
+
+
+def _keys(src: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[str, str, str | None]]:
+    """``(key, key, None)`` for each key of an iterable ``src``, as it comes (a generator over a
+    database's rows is read as the run goes)."""
+    for item in src:
+        key = os.fspath(item)
+        yield key, key, None
+
+
+def _is_place(src: object) -> bool:
+    """Whether ``src`` is one folder or URL (else an iterable of keys)."""
+    return isinstance(src, (str, os.PathLike))
+
+
+def _listing(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: str | os.PathLike[str],
              storage_options: dict[str, Any] | None) -> Iterator[tuple[str, str, str | None]]:
+    if not _is_place(src):
+        return _keys(src)  # type: ignore[arg-type]
     if is_url(src):
         return _walk_url(str(src), storage_options)
     exclude = None if is_url(dst) else Path(os.path.realpath(dst))
-    return ((key, str(path), why) for key, path, why in _walk(Path(src), exclude))
+    return ((key, str(path), why) for key, path, why in _walk(Path(src), exclude))  # type: ignore[arg-type]
 
 
-def _items(src: str | os.PathLike[str], dst: str | os.PathLike[str], opts: BatchOptions, shard: tuple[int, int],
-           done: dict[str, dict[str, Any]], overwrite: bool, run_id: str,
-           storage_options: dict[str, Any] | None = None) -> Iterator[Task | dict[str, Any]]:
-    """The tasks of a run (and the rows of what is skipped at once), streamed from the listing."""
+#: The error of a key that has no output path under ``dst`` (:func:`key_dest`).
+NO_DEST = "no output path: the key is empty or climbs out of the destination with '..'"
+
+
+def _items(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: str | os.PathLike[str],
+           opts: BatchOptions, shard: tuple[int, int], done: dict[str, dict[str, Any]], overwrite: bool,
+           run_id: str, storage_options: dict[str, Any] | None = None) -> Iterator[Task | dict[str, Any]]:
+    """The tasks of a run (and the rows of what is skipped or refused at once), streamed from the
+    listing."""
     for key, path, skipped in _listing(src, dst, storage_options):
         if not in_shard(key, shard):
             continue
-        if skipped is not None:
+        dest = key_dest(key, dst)
+        if skipped is not None or dest is None:
             row = new_row(key, None, run_id)
-            row.update(status="skipped", error=skipped)
+            if dest is None and skipped is None:
+                row.update(status="failed", error_kind="bad input", error=NO_DEST)
+            else:
+                row.update(status="skipped", error=skipped)
             yield row
             continue
         earlier = done.get(key)
         sha = earlier.get("input_sha256") if earlier is not None and _final(earlier) else None
-        dest = f"{str(dst).rstrip('/')}/{key}" if is_url(dst) else str(Path(dst) / key)
         yield Task(key, path, dest, opts, overwrite, run_id, sha, storage_options)
 
 
-def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str, source: str = "auto",
+def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: str | os.PathLike[str], *, to: str,
+            source: str = "auto",
             policy: str = "strict", password: str | None = None, key: bytes | None = None,
             report: str | os.PathLike[str] | None = None, resume: bool = False, verify: bool = True,
             shard: tuple[int, int] = (0, 1), workers: int | None = None, executor: Executor | None = None,
             progress: Callable[[dict[str, Any], dict[str, int]], None] | None = None,
             overwrite: bool = False, options: BatchOptions | None = None,
             storage_options: dict[str, Any] | None = None) -> Result:
-    """Convert every file below the folder ``src`` into ``dst`` (same layout), on ``workers``
+    """Convert every file below the folder (or fsspec URL) ``src`` into ``dst`` (same layout), or each
+    key of an iterable ``src`` (paths or URLs) to :func:`key_dest`'s place below ``dst``, on ``workers``
     processes (default: every core) or on ``executor`` (for example a Dask ``Client``'s
     ``get_executor()``).
 
@@ -735,8 +789,10 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str
     inputs whose key hashes to ``i``.  ``progress(row, counts)`` is called after each file.
     Ctrl-C stops the run in order and returns what was done (``interrupted=True``).
     """
-    if not is_url(src) and not Path(src).is_dir():
+    if _is_place(src) and not is_url(src) and not Path(src).is_dir():  # type: ignore[arg-type]
         raise GodotFormatsError(f"{src} is not a folder")
+    if isinstance(src, (bytes, bytearray)):
+        raise GodotFormatsError("src is a folder, a URL or an iterable of keys, not bytes")
     i, n = shard
     if not (isinstance(i, int) and isinstance(n, int) and 0 <= i < n):
         raise GodotFormatsError(f"shard must be (i, n) with 0 <= i < n, not {shard!r}")

@@ -246,7 +246,7 @@ def test_the_command_line_and_convert_bytes_word_random_bytes_the_same(tmp_path:
 def test_arrow_schema_matches_the_fields() -> None:
     schema = batch.arrow_schema()
     if schema is None:
-        pytest.skip("pyarrow is not installed")
+        pytest.skip("pyarrow is not installed (the [parquet] extra; CI installs [ci])")
     assert list(schema.names) == list(batch.ROW_FIELDS)
 
 
@@ -317,7 +317,7 @@ def test_ctrl_c_stops_in_order_and_resume_finishes(tmp_path: Path) -> None:
 
 
 def test_a_parquet_report(tmp_path: Path) -> None:
-    pq = pytest.importorskip("pyarrow.parquet")
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed (the [parquet] extra; CI: [ci])")
     keys = make_inputs(tmp_path / "in")
     result = batch.convert(tmp_path / "in", tmp_path / "out", to="godot4", password=PASSWORD, workers=2,
                            report=tmp_path / "report.parquet")
@@ -328,7 +328,7 @@ def test_a_parquet_report(tmp_path: Path) -> None:
 
 
 def test_fsspec_urls_in_memory(tmp_path: Path) -> None:
-    fsspec = pytest.importorskip("fsspec")
+    fsspec = pytest.importorskip("fsspec", reason="fsspec is not installed (the [cloud] extra; CI installs [ci])")
     from concurrent.futures import ThreadPoolExecutor
 
     keys = make_inputs(tmp_path / "in")
@@ -356,7 +356,7 @@ def test_fsspec_urls_in_memory(tmp_path: Path) -> None:
 
 
 def test_a_dask_executor(tmp_path: Path) -> None:
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip("distributed", reason="no distributed (the [dask] extra; CI: [ci])")
     keys = make_inputs(tmp_path / "in")
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
     with cluster, distributed.Client(cluster) as client:
@@ -369,3 +369,24 @@ def test_a_dask_executor(tmp_path: Path) -> None:
     by_key = {r["path"]: r for r in local.rows}
     for row in result.rows:
         assert {k: row[k] for k in same} == {k: by_key[row["path"]][k] for k in same}
+
+
+def test_an_iterable_of_keys(tmp_path: Path) -> None:
+    keys = make_inputs(tmp_path / "in")
+    picked = [str(tmp_path / "in" / k) for k in keys if k.endswith(".sav")][:6]
+    names = iter([*picked, Path(tmp_path / "in" / "res" / "random.bin"), "../outside.sav"])  # a generator is fine
+    result = batch.convert(names, tmp_path / "out", to="godot4", password=PASSWORD, workers=2)
+    by_key = {r["path"]: r for r in result.rows}
+    assert sorted(by_key) == sorted([*picked, str(tmp_path / "in" / "res" / "random.bin"), "../outside.sav"])
+    # the key's own path, below dst, without its leading '/': every key has one place, decided alone
+    converted = [by_key[key] for key in picked if by_key[key]["status"] == "converted"]
+    assert len(converted) >= 4
+    for row in converted:
+        assert row["output_path"] == str(tmp_path / "out" / row["path"].lstrip("/"))
+        assert batch._sha(Path(row["output_path"]).read_bytes()) == row["output_sha256"]
+    assert by_key[str(tmp_path / "in" / "res" / "random.bin")]["error_kind"] == "bad input"
+    assert by_key["../outside.sav"]["status"] == "failed" and by_key["../outside.sav"]["error"] == batch.NO_DEST
+    assert not (tmp_path / "outside.sav").exists()
+    assert batch.key_dest("s3://studio/saves/p1.sav", "out") == str(Path("out") / "studio/saves/p1.sav")
+    assert batch.key_dest("/data/./a.sav", "gs://b/new/") == "gs://b/new/data/a.sav"
+    assert batch.key_dest("a/../../b", "out") is None and batch.key_dest("s3://", "out") is None

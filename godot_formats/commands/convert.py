@@ -15,18 +15,24 @@ Every file gets one line (``converted``, ``unchanged``, ``failed`` with the reas
 our own leftover temporary files); under ``--policy lossy`` the changes are listed under
 it.  One bad file never stops the batch, not even a bug (an ``internal error`` line).
 The exit status is 1 when any file failed.
+
+Several files (a folder) are converted on a process pool, every core by default
+(:mod:`.convert_pool`; ``--jobs 1`` keeps one process), with the same plan and the same
+lines in the same order.  The batch options (``--report``, ``--resume``, ``--shard``,
+``--storage-option``, ``--dask``) and URLs go to :mod:`.convert_batch` instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -88,14 +94,22 @@ def add_parser(subparsers: Any) -> None:
                         help="progress counter on stderr (auto: when stderr is a terminal)")
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="do not read each output back and compare it with the converted values")
-    many = parser.add_argument_group("batch (one folder with --out-dir; godot_formats.batch)")
-    many.add_argument("--workers", "--jobs", dest="workers", type=int, metavar="N",
-                      help="convert on N processes (0: every core); a worker that dies fails its file only")
+    parser.add_argument("--workers", "--jobs", dest="workers", type=int, metavar="N",
+                        help="convert on N processes (default and 0: every core; 1: in this process); "
+                             "a worker that dies fails its file only")
+    many = parser.add_argument_group("batch (one folder or URL with --out-dir; godot_formats.batch)")
     many.add_argument("--resume", action="store_true",
                       help="skip the files the journal has as done whose input is unchanged (counted skipped)")
     many.add_argument("--report", metavar="FILE",
                       help="the report: FILE.jsonl (also the journal) or FILE.parquet (needs pyarrow)")
     many.add_argument("--shard", metavar="I/N", help="convert only the files whose path hashes to shard I of N")
+    many.add_argument("--storage-option", dest="storage_option", action="append", default=[], metavar="K=V",
+                      help="an fsspec option for s3:// or gs:// URLs (repeatable; V is read as JSON when it "
+                           "parses, else as text): --storage-option anon=false --storage-option "
+                           'client_kwargs=\'{"endpoint_url": "http://127.0.0.1:5000"}\'')
+    many.add_argument("--dask", metavar="ADDRESS|local",
+                      help="run on a Dask cluster: its scheduler's address, or local for a LocalCluster on "
+                           "every core (needs the [dask] extra)")
     add_password_options(parser)
     parser.set_defaults(func=run)
 
@@ -361,6 +375,7 @@ class Progress:
         self.enabled = mode == "always" or (mode == "auto" and self.stream.isatty())
         self.width = 0
         self.index, self.label, self.doing = 0, "", ""
+        self.started = time.monotonic()
         self._lock = threading.Lock()  # the ticker and the main thread draw the same line
 
     def show(self, index: int, label: str) -> None:
@@ -375,6 +390,9 @@ class Progress:
     def _draw(self, state: str = "") -> None:
         done = self.index * 20 // max(self.total, 1)
         head = f"[{'#' * done}{'.' * (20 - done)}] {self.index}/{self.total} "
+        if 0 < self.index < self.total:  # files per second, and the seconds left at that rate
+            rate = self.index / max(time.monotonic() - self.started, 1e-9)
+            head += f"{rate:.1f}/s ETA {(self.total - self.index) / rate:.0f} s "
         room = max(self.width_limit - len(head) - len(state), 10)
         label = self.label if len(self.label) <= room else "…" + self.label[-(room - 1):]
         text = head + label + state
@@ -416,12 +434,67 @@ class Progress:
                 self.width = 0
 
 
+#: The options that make a run a :mod:`godot_formats.batch` run (a journal, resume, shards, URLs).
+BATCH_OPTIONS = ("resume", "report", "shard", "storage_option", "dask")
+
+
+def batch_mode(args: argparse.Namespace) -> bool:
+    """Whether ``args`` ask for :func:`godot_formats.batch.convert` (a batch option, or a URL)."""
+    if any(getattr(args, name, None) not in (None, False, []) for name in BATCH_OPTIONS):
+        return True
+    return any("://" in item for item in args.inputs) or "://" in (args.out_dir or "")
+
+
+#: Each job with its outcome, in the plan's order.
+Outcomes = Generator[tuple[Job, Outcome], None, None]
+
+
+def _in_this_process(jobs: list[Job], args: argparse.Namespace, progress: Progress) -> Outcomes:
+    for i, job in enumerate(jobs):
+        with progress.working(i, job.label) as step:
+            outcome = convert_one(job, args, step)
+        yield job, outcome
+
+
+def _tidy(job: Job) -> None:
+    """Remove the temporary file a killed worker left for ``job``'s output."""
+    from ..batch import _remove_temps
+
+    if job.dest is not None:
+        _remove_temps(str(job.dest))
+
+
+def _died(job: Job) -> Outcome:
+    """A file that killed its worker process twice (the second time alone)."""
+    _tidy(job)
+    return Outcome("failed", "internal error: the worker process died converting this file, twice "
+                             "(the second time alone); please report it")
+
+
+def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress) -> Outcomes:
+    """The jobs on a process pool (:mod:`.convert_pool`), in the plan's order."""
+    from .convert_pool import in_order, workers_of
+
+    work = functools.partial(convert_one, args=args)
+    outcomes = in_order(jobs, work, workers_of(args), _died, _tidy)
+    try:
+        for i, (job, outcome) in enumerate(outcomes):
+            yield job, outcome
+            progress.show(i + 1, job.label)
+    finally:
+        outcomes.close()
+
+
 def run(args: argparse.Namespace) -> int:
-    if any(getattr(args, name, None) not in (None, False) for name in ("workers", "resume", "report", "shard")):
+    if batch_mode(args):
         from .convert_batch import run_batch
 
         return run_batch(args)
+    from .convert_pool import pooled
+
     try:
+        if args.workers is not None and args.workers < 0:
+            raise UsageError("--jobs wants 0 (every core) or more")
         jobs = plan(args)
     except UsageError as e:
         print(f"godot-formats convert: {e}", file=sys.stderr)
@@ -429,17 +502,25 @@ def run(args: argparse.Namespace) -> int:
     report = sys.stderr if any(j.dest is None and j.refused is None for j in jobs) else sys.stdout
     progress = Progress(len(jobs), args.progress)
     counts = {"converted": 0, "unchanged": 0, "failed": 0, "skipped": 0}
-    for i, job in enumerate(jobs):
-        with progress.working(i, job.label) as step:
-            outcome = convert_one(job, args, step)
-        progress.clear()
-        counts[outcome.status] += 1
-        print(printable(f"{outcome.status:<9}  {job.label}: {outcome.detail}"), file=report)
-        for loss in outcome.losses:
-            print(printable(f"    {'loss' if outcome.status != 'failed' else 'would lose'}: {loss}"), file=report)
-        report.flush()
+    live = sum(j.refused is None for j in jobs)
+    results = (_on_a_pool if pooled(args) and live > 1 else _in_this_process)(jobs, args, progress)
+    interrupted = False
+    try:
+        for job, outcome in results:
+            progress.clear()
+            counts[outcome.status] += 1
+            print(printable(f"{outcome.status:<9}  {job.label}: {outcome.detail}"), file=report)
+            for loss in outcome.losses:
+                print(printable(f"    {'loss' if outcome.status != 'failed' else 'would lose'}: {loss}"), file=report)
+            report.flush()
+    except KeyboardInterrupt:  # the files being written finish (closing the pool waits); the summary follows
+        interrupted = True
+    finally:
+        results.close()
     progress.show(len(jobs), "done")
     progress.clear()
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
-    print(f"{len(jobs)} file(s): {summary}", file=report)
+    print(f"{sum(counts.values())} file(s): {summary}" + (" (interrupted)" if interrupted else ""), file=report)
+    if interrupted:
+        return 130
     return EXIT_BAD_INPUT if counts["failed"] else 0

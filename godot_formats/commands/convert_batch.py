@@ -1,14 +1,20 @@
-"""``godot-formats convert FOLDER --out-dir OUT`` with ``--workers``, ``--resume``, ``--report`` or
-``--shard``: the folder goes through :func:`godot_formats.batch.convert` (a process pool, a journal,
-resume and shards), and every file gets the same line as the one-process command prints."""
+"""``godot-formats convert FOLDER --out-dir OUT`` with ``--resume``, ``--report``, ``--shard``,
+``--storage-option`` or ``--dask``, or a URL: the folder goes through
+:func:`godot_formats.batch.convert` (a process pool or a Dask cluster, a journal, resume and shards),
+and every file gets the same line as the one-process command prints."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
+import json
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,28 +35,84 @@ def _shard(text: str | None) -> tuple[int, int]:
     return i, n
 
 
-def _folder(args: argparse.Namespace) -> Path:
-    """The one folder a batch run converts (the batch options need one folder and --out-dir)."""
-    if len(args.inputs) != 1 or not Path(args.inputs[0]).is_dir() or not args.out_dir:
-        raise GodotFormatsError("--workers, --resume, --report and --shard convert one folder: "
-                                "give FOLDER --out-dir DIR")
-    return Path(args.inputs[0])
+def _folder(args: argparse.Namespace) -> str:
+    """The one folder (or URL) a batch run converts (the batch options need one and --out-dir)."""
+    given = args.inputs[0] if len(args.inputs) == 1 else ""
+    if not given or not args.out_dir or ("://" not in given and not Path(given).is_dir()):
+        raise GodotFormatsError("--resume, --report, --shard, --storage-option, --dask and URLs convert one "
+                                "folder: give FOLDER --out-dir DIR")
+    return given
+
+
+def storage_options(pairs: list[str]) -> dict[str, Any]:
+    """``K=V`` pairs as fsspec's ``storage_options``: ``V`` read as JSON when it parses (``false``,
+    ``3``, ``{"endpoint_url": ...}``), else as text."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        name, eq, text = pair.partition("=")
+        if not eq or not name:
+            raise GodotFormatsError(f"--storage-option wants K=V, not {pair!r}")
+        try:
+            options[name] = json.loads(text)
+        except ValueError:
+            options[name] = text
+    return options
+
+
+@contextlib.contextmanager
+def dask_executor(address: str | None) -> Iterator[tuple[Executor | None, int | None]]:
+    """``(executor, width)`` of ``--dask``: a ``LocalCluster`` of one process per core for ``local``, a
+    ``Client`` of the scheduler at ``address`` otherwise; ``(None, None)`` without ``--dask``.  The
+    client and the cluster are closed on the way out, Ctrl-C included."""
+    if address is None:
+        yield None, None
+        return
+    try:
+        dask: Any = importlib.import_module("distributed")  # untyped, and optional: the [dask] extra
+    except ImportError:
+        raise GodotFormatsError("--dask needs Dask: pip install 'godot-formats[dask]'") from None
+    with contextlib.ExitStack() as stack:
+        if address == "local":
+            cluster = stack.enter_context(dask.LocalCluster(
+                n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None))
+            client = stack.enter_context(dask.Client(cluster))
+        else:
+            client = stack.enter_context(dask.Client(address))
+        width = sum(client.nthreads().values()) or 1
+        yield client.get_executor(), width
+
+
+def _dst(folder: str, out_dir: str) -> str:
+    """``out_dir/<the folder's own name>``, as without the batch options (a URL's last part)."""
+    if "://" in folder:
+        name = folder.rstrip("/").rsplit("/", 1)[-1]
+    else:
+        name = Path(os.path.abspath(folder)).name
+    return f"{out_dir.rstrip('/')}/{name}" if "://" in out_dir else str(Path(out_dir) / name)
 
 
 class RateLine:
     """The progress line of a batch run on stderr: files done, files per second, and an ETA once a
     background count of the folder has finished (the conversion does not wait for that count)."""
 
-    def __init__(self, folder: Path, mode: str, stream: IO[str] | None = None) -> None:
+    def __init__(self, folder: str, mode: str, stream: IO[str] | None = None,
+                 options: dict[str, Any] | None = None) -> None:
         self.stream = sys.stderr if stream is None else stream
         self.enabled = mode == "always" or (mode == "auto" and self.stream.isatty())
         self.total: int | None = None
         self.started = time.monotonic()
         self.width = 0
         if self.enabled:
-            threading.Thread(target=self._count, args=(folder,), daemon=True).start()
+            threading.Thread(target=self._count, args=(folder, options), daemon=True).start()
 
-    def _count(self, folder: Path) -> None:
+    def _count(self, folder: str, options: dict[str, Any] | None) -> None:
+        if "://" in folder:
+            from ..batch import _url_fs
+
+            with contextlib.suppress(Exception):  # no count, no ETA: the run does not depend on it
+                fs, path = _url_fs(folder, options)
+                self.total = len(fs.find(path))
+            return
         self.total = sum(len(files) for _, _, files in os.walk(folder))
 
     def show(self, done: int) -> None:
@@ -72,9 +134,9 @@ class RateLine:
             self.width = 0
 
 
-def _line(folder: Path, row: dict[str, Any]) -> list[str]:
+def _line(folder: str, row: dict[str, Any]) -> list[str]:
     """The one-process command's lines for a row: ``status  file: what``, then the losses."""
-    label = str(folder / row["path"])
+    label = f"{folder.rstrip('/')}/{row['path']}" if "://" in folder else str(Path(folder) / row["path"])
     what = row["detail"] if row["status"] in ("converted", "unchanged") else row["error"]
     lines = [f"{row['status']:<9}  {label}: {what}"]
     word = "would lose" if row["status"] == "failed" else "loss"
@@ -82,20 +144,34 @@ def _line(folder: Path, row: dict[str, Any]) -> list[str]:
 
 
 def run_batch(args: argparse.Namespace) -> int:
-    """Convert one folder on a process pool; the exit status is the one-process command's (1 when a
-    file failed), or 130 when Ctrl-C cut the run short (after the summary)."""
-    from .. import batch
-
+    """Convert one folder on a process pool or a Dask cluster; the exit status is the one-process
+    command's (1 when a file failed), or 130 when Ctrl-C cut the run short (after the summary)."""
     try:
         folder = _folder(args)
         shard = _shard(args.shard)
         password, key = credentials(args)
+        options = storage_options(args.storage_option)
         if args.workers is not None and args.workers < 0:
             raise GodotFormatsError("--workers wants 0 (every core) or more")
     except GodotFormatsError as e:
         print(f"godot-formats convert: {e}", file=sys.stderr)
         return EXIT_USAGE
-    line = RateLine(folder, args.progress)
+    try:
+        with dask_executor(args.dask) as (executor, width):
+            return _run(args, folder, shard, (password, key), options, executor, width)
+    except GodotFormatsError as e:
+        print(f"godot-formats convert: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # while the Dask cluster started or stopped: it is closed
+        print("godot-formats convert: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace, folder: str, shard: tuple[int, int], secrets: tuple[str | None, bytes | None],
+         options: dict[str, Any], executor: Executor | None, width: int | None) -> int:
+    from .. import batch
+
+    line = RateLine(folder, args.progress, options=options)
 
     def progress(row: dict[str, Any], counts: dict[str, int]) -> None:
         line.clear()
@@ -104,16 +180,13 @@ def run_batch(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         line.show(sum(counts.values()))
 
-    dst = Path(args.out_dir) / Path(os.path.abspath(folder)).name
     try:
-        result = batch.convert(folder, dst, to=args.to, report=args.report, resume=args.resume, shard=shard,
-                               workers=args.workers or None, overwrite=args.overwrite, progress=progress,
-                               options=batch.options_from_args(args, password, key))
-    except GodotFormatsError as e:
+        result = batch.convert(folder, _dst(folder, args.out_dir), to=args.to, report=args.report,
+                               resume=args.resume, shard=shard, workers=args.workers or width,
+                               executor=executor, overwrite=args.overwrite, progress=progress,
+                               options=batch.options_from_args(args, *secrets), storage_options=options or None)
+    finally:
         line.clear()
-        print(f"godot-formats convert: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    line.clear()
     print(result.summary() + (" (interrupted)" if result.interrupted else ""))
     if result.interrupted:
         return 130

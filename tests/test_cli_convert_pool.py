@@ -1,0 +1,100 @@
+"""``godot-formats convert FOLDER --out-dir OUT`` on a process pool (every core by default, issue 25):
+the same lines in the same order as in one process (``--jobs 1``), a worker that dies fails its file
+only, and Ctrl-C prints the summary and exits 130.  The saves are the engine's (test_batch.make_inputs);
+what each line says is pinned by tests/test_cli_convert.py, which runs on the pool too.  No timing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_batch import PASSWORD, REPO, make_inputs
+
+from godot_formats import tool
+from godot_formats.commands import convert as convert_command
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "godot_formats", "convert", *map(str, args)], capture_output=True,
+                          text=True, cwd=REPO, timeout=300)
+
+
+def test_the_pool_prints_what_one_process_prints(tmp_path: Path) -> None:
+    make_inputs(tmp_path / "in")
+    runs = {jobs: _cli(tmp_path / "in", "--to", "godot4", "--out-dir", tmp_path / f"out{jobs}", "--password",
+                       PASSWORD, "--jobs", jobs) for jobs in ("1", "2", "0")}
+    for jobs, proc in runs.items():
+        assert proc.returncode == 1 and proc.stderr == "", (jobs, proc.stderr)
+    text = {jobs: proc.stdout.replace(str(tmp_path / f"out{jobs}"), "OUT") for jobs, proc in runs.items()}
+    assert text["2"] == text["1"] == text["0"]  # the lines, their order, the losses and the summary
+    assert text["1"].splitlines()[-1] == "21 file(s): 18 converted, 0 unchanged, 3 failed, 0 skipped"
+    for path in (tmp_path / "out1").rglob("*"):
+        if path.is_file() and "encrypted" not in path.name:  # an encrypted save gets a fresh IV on every write
+            assert (tmp_path / "out2" / path.relative_to(tmp_path / "out1")).read_bytes() == path.read_bytes()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the workers inherit the patch by fork")
+def test_a_worker_that_dies_fails_its_file_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    make_inputs(tmp_path / "in")
+    real = convert_command.convert_bytes
+
+    def crashing(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        if data == (tmp_path / "in" / "zstd.sav").read_bytes():
+            os._exit(7)  # as an out-of-memory kill: no exception, no clean-up
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(convert_command, "convert_bytes", crashing)  # the forked workers inherit it
+    status = tool.main(["convert", str(tmp_path / "in"), "--to", "godot4", "--out-dir", str(tmp_path / "out"),
+                        "--password", PASSWORD, "--jobs", "2"])
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert status == 1, (out, err)
+    zstd = [line for line in lines if "zstd.sav" in line]
+    assert zstd == [f"failed     {tmp_path / 'in' / 'zstd.sav'}: internal error: the worker process died converting "
+                    "this file, twice (the second time alone); please report it"], (out, err)
+    assert lines[-1] == "21 file(s): 17 converted, 0 unchanged, 4 failed, 0 skipped"
+    assert (tmp_path / "out" / "in" / "plain.sav").exists() and not (tmp_path / "out" / "in" / "zstd.sav").exists()
+    assert not [p for p in (tmp_path / "out").rglob("*") if ".godot-formats-" in p.name]
+
+
+INTERRUPT = textwrap.dedent("""
+    import multiprocessing, os, signal, sys
+    from godot_formats import tool
+    from godot_formats.commands import convert
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal's Python has it
+    real, seen = convert.printable, []
+    def printable(text):
+        seen.append(text)
+        if len(seen) == 4:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, in the parent (the workers ignore it)
+        return real(text)
+    convert.printable = printable
+    status = tool.main(sys.argv[1:])
+    print("children", len(multiprocessing.active_children()))
+    sys.exit(status)
+""")
+
+
+def test_ctrl_c_prints_the_summary_and_exits_130(tmp_path: Path) -> None:
+    make_inputs(tmp_path / "in")
+    proc = subprocess.run([sys.executable, "-c", INTERRUPT, "convert", str(tmp_path / "in"), "--to", "godot4",
+                           "--out-dir", str(tmp_path / "out"), "--password", PASSWORD, "--jobs", "2"],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 130, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "children 0"
+    assert lines[-2].endswith(" (interrupted)") and lines[-2].startswith("4 file(s): ")
+    assert not [p for p in (tmp_path / "out").rglob("*") if ".godot-formats-" in p.name]
+
+
+def test_jobs_must_not_be_negative(tmp_path: Path) -> None:
+    make_inputs(tmp_path / "in")
+    proc = _cli(tmp_path / "in", "--to", "godot4", "--out-dir", tmp_path / "out", "--jobs", "-1")
+    assert proc.returncode == 2 and "--jobs wants 0" in proc.stderr
