@@ -458,8 +458,9 @@ static int write_str(Writer *w, Out *o, PyObject *v)
         return -1;
     put_u32(o->p, (uint32_t)w->headers[H_STRING]);
     put_u32(o->p + 4, (uint32_t)n);
+    if (padded)  /* the padding: the last word zeroed, then the text over it (no memset call) */
+        put_u32(o->p + 4 + padded, 0);
     memcpy(o->p + 8, s, (size_t)n);
-    memset(o->p + 8 + n, 0, padded - (size_t)n);
     o->p += 8 + padded;
     return 0;
 }
@@ -660,8 +661,9 @@ static int write_string_list(Writer *w, Out *o, PyObject *list)
         if (RESERVE(o, 4 + padded) < 0)
             return -1;
         put_u32(o->p, (uint32_t)body);
+        if (padded)  /* as write_str: the last word zeroed first */
+            put_u32(o->p + padded, 0);
         memcpy(o->p + 4, s, (size_t)n);
-        memset(o->p + 4 + n, 0, padded - (size_t)n);
         o->p += 4 + padded;
     }
     return 0;
