@@ -128,6 +128,10 @@ def decode_alike(data: bytes) -> None:
         got, want = _outcome(c_dec.decode, data), _outcome(py_dec.decode, data)
         if got[0] != want[0] or (got[0] != "ok" and got[1] != want[1]):
             raise AssertionError(f"{name} objects={objects}: compiled {got!r:.300} reference {want!r:.300}")
+        loaded = _outcome(c_dec.loads, data)  # gf.loads' compiled entry: the same outcome as decode's
+        if loaded[0] != got[0] or (got[0] != "ok" and loaded[1] != got[1]) or \
+                (got[0] == "ok" and not same_value(loaded[1], want[1][0])):
+            raise AssertionError(f"{name} objects={objects}: compiled loads {loaded!r:.300} decode {got!r:.300}")
         if got[0] != "ok":
             continue
         if got[1][1] != want[1][1] or not same_value(got[1][0], want[1][0]):
@@ -247,7 +251,7 @@ def encode_alike(value: Any) -> None:
     """The compiled writer and the reference on one value: the same bytes, or the same error."""
     for (name, objects), (_, _, c_enc, py_enc) in PAIRS.items():
         written, expected = _outcome(c_enc.encode, value), _outcome(py_enc.encode, value)
-        if written != expected:
+        if written != expected or _outcome(c_enc.dumps, value) != expected:  # dumps: gf.dumps' compiled entry
             raise AssertionError(f"{name} objects={objects}: compiled writer {written!r:.300} "
                                  f"reference {expected!r:.300}")
 

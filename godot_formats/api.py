@@ -70,15 +70,19 @@ def loads(
     inert :class:`~godot_formats.types.Object` data, never code.  The limits are
     those of :func:`decode`.
     """
-    try:  # a small message's decode costs about as much as finding its decoder: one lookup
-        decode_one = _LOADS[dialect, allow_objects, max_depth, max_size, max_elements]
+    # A small message's decode costs about as much as finding its decoder: one lookup, by the
+    # dialect alone when the options are the defaults (no tuple to build, hash and compare).
+    key = dialect if allow_objects is False and max_depth == DEFAULT_MAX_DEPTH and max_size == DEFAULT_MAX_SIZE \
+        and max_elements is None else (dialect, allow_objects, max_depth, max_size, max_elements)
+    try:
+        decode_one = _LOADS[key]
     except (KeyError, TypeError):  # new options, "auto", or a dialect object that is not hashable
         if dialect == "auto":
             return decode(data, dialect, allow_objects=allow_objects, max_depth=max_depth, max_size=max_size,
                           max_elements=max_elements)[0]
-        decode_one = decoder_for(get_dialect(dialect), allow_objects, max_depth, max_size, max_elements).decode
-        _remember(_LOADS, (dialect, allow_objects, max_depth, max_size, max_elements), decode_one)
-    return decode_one(data)[0]
+        decode_one = decoder_for(get_dialect(dialect), allow_objects, max_depth, max_size, max_elements).loads
+        _remember(_LOADS, key, decode_one)
+    return decode_one(data)
 
 
 def dumps(
@@ -89,19 +93,20 @@ def dumps(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """Encode one value, as ``var_to_bytes`` (or, with ``full_objects``, ``var_to_bytes_with_objects``)."""
-    try:
-        encode = _DUMPS[dialect, full_objects, max_depth]
+    key = dialect if full_objects is False and max_depth == DEFAULT_MAX_DEPTH else (dialect, full_objects, max_depth)
+    try:  # as loads'
+        encode = _DUMPS[key]
     except (KeyError, TypeError):
-        encode = encoder_for(get_dialect(dialect), full_objects, max_depth).encode
-        _remember(_DUMPS, (dialect, full_objects, max_depth), encode)
+        encode = encoder_for(get_dialect(dialect), full_objects, max_depth).dumps
+        _remember(_DUMPS, key, encode)
     out: bytes = encode(value)
     return out
 
 
 #: The decoder and encoder of each set of options :func:`loads` and :func:`dumps` were called with,
-#: by the dialect as given (a name or a Dialect): resolving a name and finding the shared codec
-#: cost a small message about a third of its decode.  Bounded: a program that makes dialects or
-#: limits without end starts the table again.
+#: by the dialect as given (a name or a Dialect; with the options when they are not the defaults):
+#: resolving a name and finding the shared codec cost a small message about a third of its decode.
+#: Bounded: a program that makes dialects or limits without end starts the table again.
 _LOADS: dict[Any, Any] = {}
 _DUMPS: dict[Any, Any] = {}
 _REMEMBERED = 256

@@ -479,3 +479,36 @@ def test_marks_are_the_same_under_both_backends() -> None:
             except gf.DecodeError as e:
                 outcomes.append(("error", e.offset))
         assert outcomes[0] == outcomes[1], blob.hex()
+
+
+# --- gf.loads / gf.dumps' compiled entries (Reader.loads, Writer.dumps) --------------------------
+
+_MESSAGE = {"type": "move", "id": 12345, "pos": gf.Vector2(1.5, 2.5), "name": "player_one", "flags": [1, 2, 3]}
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_loads_entry_gives_the_reference_outcome_on_every_path(dialect: str) -> None:
+    """Each way through Reader.loads: read in C, handed over untried (not bytes, over max_size),
+    handed over after the C walk gave up (a full Object, cut bytes): the reference's outcome."""
+    c, python = _decoders(dialect, True)
+    blob = Encoder(get_dialect(dialect), full_objects=True).encode(_MESSAGE)
+    obj = Encoder(get_dialect(dialect), full_objects=True).encode(gf.Object("Node", {"a": 1}))
+    small = Decoder(get_dialect(dialect), max_size=8, backend="c")
+    for data in (blob, bytearray(blob), memoryview(blob), blob[:-3], obj, b"\0\0\0\0", b"", b"\x99\0\0\0"):
+        want = _outcome(lambda d: python.decode(d)[0], data)
+        got = _outcome(c.loads, data)
+        assert got[0] == want[0] and (got[0] != "ok" or same_value(got[1], want[1])), (data, got, want)
+        assert got[0] == "ok" or got[1] == want[1]
+    assert _outcome(small.loads, blob) == _outcome(lambda d: small.decode(d)[0], blob)
+    assert _outcome(small.loads, blob)[0] == "DecodeError"
+    assert same_value(gf.loads(blob, dialect, allow_objects=True), python.decode(blob)[0])
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_dumps_entry_gives_the_reference_outcome_on_every_path(dialect: str) -> None:
+    """Each way through Writer.dumps: written in C, a lone buffer, a Fallback, a LeafError."""
+    c, python = _encoders(dialect, False)
+    for value in (_MESSAGE, None, b"abc", bytearray(b"abcde"), gf.PackedStringArray(["a", "bc"]),
+                  gf.Object("Node", {}), [gf.Object("Node", {})], 2 ** 70, [1, 2 ** 70], {1.5: "x"}):
+        assert _outcome(c.dumps, value) == _outcome(python.encode, value), value
+    assert gf.dumps(_MESSAGE, dialect) == python.encode(_MESSAGE)

@@ -22,6 +22,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -67,6 +68,9 @@ static const char *const KIND_NAMES[K_COUNT] = {
 #define TEXT_CACHE_SIZE 1024     /* a power of two */
 #define TEXT_CACHE_MAX_LEN 24
 #define TEXT_CACHE_MIN_INPUT 256
+/* The stacks' first blocks, inside the State (see grow). */
+#define SMALL_FRAMES 16
+#define SMALL_VALS 32
 
 static PyObject *Fallback;       /* _cdecode.Fallback */
 static PyObject *tuple_new;      /* tuple.__new__, to spot the math types that are tuples */
@@ -161,6 +165,11 @@ typedef struct {
     Py_ssize_t max_depth;
     long long max_elements;   /* -1: no limit */
     long long int32_header;   /* the header of a plain 32-bit int (no flags), or -1 */
+    /* What loads() needs besides (set by bind): the Decoder's max_size, its dictionary_for, and
+     * after(data, tried), the Python path for whatever loads leaves (see Reader_loads). */
+    Py_ssize_t max_size;
+    PyObject *dictionary_for;
+    PyObject *after;
 } Reader;
 
 /* The first static (C) type among cls and its bases: tuple.__new__(cls, parts) accepts
@@ -388,6 +397,8 @@ Reader_traverse(Reader *self, visitproc visit, void *arg)
     Py_VISIT(self->py_readers);
     Py_VISIT(self->typed_array_head);
     Py_VISIT(self->typed_dict_head);
+    Py_VISIT(self->dictionary_for);
+    Py_VISIT(self->after);
     return 0;
 }
 
@@ -402,6 +413,8 @@ Reader_clear(Reader *self)
     Py_CLEAR(self->py_readers);
     Py_CLEAR(self->typed_array_head);
     Py_CLEAR(self->typed_dict_head);
+    Py_CLEAR(self->dictionary_for);
+    Py_CLEAR(self->after);
     return 0;
 }
 
@@ -452,22 +465,40 @@ typedef struct {
     struct text_slot *texts;  /* the short-string cache, TEXT_CACHE_SIZE slots, or NULL */
     PyObject **made;          /* the lists and dicts this decode built, held untracked (see hold) */
     Py_ssize_t nmade, capmade;
+    /* The stacks' first blocks, here: a small message allocates no stack at all. */
+    Frame frames0[SMALL_FRAMES];
+    PyObject *vals0[SMALL_VALS];
+    PyObject *made0[SMALL_VALS];
 } State;
 
-/* Stack growth is bounded by the input: every value takes at least 4 bytes of it. */
+/* Stack growth is bounded by the input: every value takes at least 4 bytes of it.  Each
+ * stack starts in its block inside the State (`first`), and moves to the heap when that is full. */
 static int
-grow(void **arr, Py_ssize_t *cap, size_t item)
+grow(void **arr, Py_ssize_t *cap, size_t item, void *first)
 {
-    Py_ssize_t n = *cap ? *cap * 2 : 64;
+    Py_ssize_t n = *cap * 2;
     void *p;
     if (n > PY_SSIZE_T_MAX / (Py_ssize_t)item)
         return -1;
-    p = PyMem_Realloc(*arr, (size_t)n * item);
-    if (p == NULL)
+    if (*arr == first) {
+        if ((p = PyMem_Malloc((size_t)n * item)) == NULL)
+            return -1;
+        memcpy(p, first, (size_t)*cap * item);
+    }
+    else if ((p = PyMem_Realloc(*arr, (size_t)n * item)) == NULL) {
         return -1;
+    }
     *arr = p;
     *cap = n;
     return 0;
+}
+
+/* A stack's memory, unless it is still its first block. */
+static void
+free_stack(void *arr, void *first)
+{
+    if (arr != first)
+        PyMem_Free(arr);
 }
 
 
@@ -485,7 +516,7 @@ grow(void **arr, Py_ssize_t *cap, size_t item)
 static void
 hold(State *st, PyObject *op)
 {
-    if (st->nmade == st->capmade && grow((void **)&st->made, &st->capmade, sizeof(PyObject *)) < 0)
+    if (st->nmade == st->capmade && grow((void **)&st->made, &st->capmade, sizeof(PyObject *), st->made0) < 0)
         return;
     if (PyObject_GC_IsTracked(op))
         PyObject_GC_UnTrack(op);
@@ -524,15 +555,16 @@ release_held(State *st)
             PyObject_GC_Track(op);
         Py_DECREF(op);
     }
-    PyMem_Free(st->made);
-    st->made = NULL;
-    st->nmade = st->capmade = 0;
+    free_stack(st->made, st->made0);
+    st->made = st->made0;
+    st->nmade = 0;
+    st->capmade = SMALL_VALS;
 }
 
 static inline int
 push_val(State *st, PyObject *v)
 {
-    if (st->nvals == st->capvals && grow((void **)&st->vals, &st->capvals, sizeof(PyObject *)) < 0) {
+    if (st->nvals == st->capvals && grow((void **)&st->vals, &st->capvals, sizeof(PyObject *), st->vals0) < 0) {
         Py_DECREF(v);
         return -1;
     }
@@ -598,26 +630,43 @@ read_py(State *st, PyObject *reader, Py_ssize_t *pos, uint32_t header)
     return value;
 }
 
+/* Dictionary keys, across decodes: a process reads the same few key names again and again
+ * (a message's "type", "id" ...), and a str found here is the one the last dict hashed, so
+ * its hash is not computed again either.  Direct-mapped, KEY_CACHE_SIZE slots of at most
+ * TEXT_CACHE_MAX_LEN ASCII characters each: bounded whatever the input; a collision is a
+ * miss.  Shared by every Reader (the strs are immutable); the GIL guards it, and nothing
+ * between a look-up and its store runs Python code. */
+#define KEY_CACHE_SIZE 512     /* a power of two */
+static struct text_slot key_cache[KEY_CACHE_SIZE];
+
+/* Longest str made with PyUnicode_New + memcpy after an ASCII check, not by the decoder. */
+#define SHORT_TEXT 64
+
 /* The str of n bytes of UTF-8 at s (strict: NULL for anything invalid).
  *
- * A short ASCII one is looked up in a small direct-mapped cache first, by an FNV-1a hash
- * of its bytes (the ASCII check rides along), and shared on a hit.  Sharing immutable
- * strs changes nothing but identity, which no caller relies on; the str built on a miss
- * is exactly what PyUnicode_DecodeUTF8 builds for ASCII (compact, 1 byte per char). */
+ * A short ASCII one is looked up in a small direct-mapped cache first (a key: key_cache;
+ * else, in a large input, the decode's own), by an FNV-1a hash of its bytes (the ASCII check
+ * rides along), and shared on a hit.  Sharing immutable strs changes nothing but identity,
+ * which no caller relies on; the str built on a miss is exactly what PyUnicode_DecodeUTF8
+ * builds for ASCII (compact, 1 byte per char). */
 static PyObject *
-make_text(State *st, const unsigned char *s, Py_ssize_t n)
+make_text(State *st, const unsigned char *s, Py_ssize_t n, int key)
 {
-    if (st->texts != NULL && n <= TEXT_CACHE_MAX_LEN && n > 1) {
+    struct text_slot *table = key ? key_cache : st->texts;
+    const uint32_t mask = key ? KEY_CACHE_SIZE - 1 : TEXT_CACHE_SIZE - 1;
+    unsigned char high = 0;
+    Py_ssize_t i;
+    PyObject *text;
+
+    if (table != NULL && n <= TEXT_CACHE_MAX_LEN && n > 1) {
         uint32_t h = 2166136261u ^ (uint32_t)n;
-        unsigned char high = 0;
-        Py_ssize_t i;
         for (i = 0; i < n; i++) {
             h = (h ^ s[i]) * 16777619u;
             high |= s[i];
         }
         if (!(high & 0x80)) {
-            struct text_slot *slot = &st->texts[h & (TEXT_CACHE_SIZE - 1)];
-            PyObject *text = slot->text;
+            struct text_slot *slot = &table[h & mask];
+            text = slot->text;
             if (text != NULL && slot->hash == h && PyUnicode_GET_LENGTH(text) == n &&
                 memcmp(PyUnicode_1BYTE_DATA(text), s, (size_t)n) == 0) {
                 Py_INCREF(text);
@@ -632,6 +681,16 @@ make_text(State *st, const unsigned char *s, Py_ssize_t n)
             slot->hash = h;
             return text;
         }
+        return PyUnicode_DecodeUTF8((const char *)s, n, NULL);
+    }
+    if (n > 1 && n <= SHORT_TEXT) {
+        for (i = 0; i < n; i++)
+            high |= s[i];
+        if (!(high & 0x80)) {
+            if ((text = PyUnicode_New(n, 127)) != NULL)
+                memcpy(PyUnicode_1BYTE_DATA(text), s, (size_t)n);
+            return text;
+        }
     }
     return PyUnicode_DecodeUTF8((const char *)s, n, NULL);
 }
@@ -639,7 +698,7 @@ make_text(State *st, const unsigned char *s, Py_ssize_t n)
 /* A String's text at pos (its length word): strict UTF-8, padding to 4 present.  NULL
  * for anything else (too long, cut short, invalid or surrogate UTF-8). */
 static PyObject *
-read_text(State *st, Py_ssize_t *pos)
+read_text(State *st, Py_ssize_t *pos, int key)
 {
     Py_ssize_t p = *pos;
     uint32_t n;
@@ -653,7 +712,7 @@ read_text(State *st, Py_ssize_t *pos)
     need = 4 + (uint64_t)n + ((0u - n) & 3u);
     if (need > (uint64_t)(st->end - p))
         return NULL;
-    s = make_text(st, st->data + p + 4, (Py_ssize_t)n);
+    s = make_text(st, st->data + p + 4, (Py_ssize_t)n, key);
     if (s == NULL)
         return NULL;
     *pos = p + (Py_ssize_t)need;
@@ -969,7 +1028,7 @@ open_container(State *st, int kind, Py_ssize_t count, PyObject *target, PyObject
         goto refuse;
     if (st->nframes - 1 >= st->r->max_depth)
         goto refuse;
-    if (st->nframes == st->capframes && grow((void **)&st->frames, &st->capframes, sizeof(Frame)) < 0)
+    if (st->nframes == st->capframes && grow((void **)&st->frames, &st->capframes, sizeof(Frame), st->frames0) < 0)
         goto refuse;
     f = &st->frames[st->nframes];
     f->list = NULL;
@@ -1149,12 +1208,12 @@ walk(State *st, Py_ssize_t pos, Py_ssize_t *next_pos)
             break;
         case K_STRING:
             pos += 4;
-            v = read_text(st, &pos);
+            v = read_text(st, &pos, f->kind == F_DICT && !(f->left & 1));  /* a key: left counts keys and values */
             break;
         case K_STRING_NAME: {
             PyObject *text;
             pos += 4;
-            if ((text = read_text(st, &pos)) == NULL)
+            if ((text = read_text(st, &pos, 0)) == NULL)
                 return NULL;
             v = call1(s->obj, text);
             Py_DECREF(text);
@@ -1284,13 +1343,68 @@ PyDoc_STRVAR(decode_doc,
 "Dictionaries that are not plain str/int-keyed dicts (the reference's _dictionary, with a\n"
 "memo for the decode); it is called once, on the first such Dictionary, if ever.");
 
+/* One decode of view[offset:end] (`obj` is the caller's object, for the Python callables):
+ * the value, with *next_pos and *marks set, or NULL with Fallback set (or an exception that
+ * is not an error of the decode, which goes on as it is). */
+static PyObject *
+run_decode(Reader *self, PyObject *obj, const Py_buffer *view, Py_ssize_t offset, Py_ssize_t end,
+           PyObject *dictionary_for, Py_ssize_t *next_pos, unsigned *marks)
+{
+    State st;
+    Py_ssize_t i;
+    PyObject *value = NULL;
+
+    memset(&st, 0, offsetof(State, frames0));  /* the first blocks need no clearing */
+    st.frames = st.frames0;
+    st.capframes = SMALL_FRAMES;
+    st.vals = st.vals0;
+    st.capvals = SMALL_VALS;
+    st.made = st.made0;
+    st.capmade = SMALL_VALS;
+    st.r = self;
+    st.buf = obj;
+    st.data = view->buf;
+    st.end = end;
+    st.dictionary_for = dictionary_for;
+    st.elements_left = self->max_elements;
+    if (end - offset >= TEXT_CACHE_MIN_INPUT)
+        st.texts = PyMem_Calloc(TEXT_CACHE_SIZE, sizeof(struct text_slot));  /* NULL: no cache, no harm */
+    /* A Reader that was never initialised has no slots: every id falls back.  The tables
+     * are fixed once made (see Reader_init), and self is held while callbacks run. */
+    Py_INCREF(self);
+    value = walk(&st, offset, next_pos);
+    if (value == NULL) {
+        for (i = 0; i < st.nvals; i++)
+            Py_DECREF(st.vals[i]);
+        for (i = 1; i < st.nframes; i++) {
+            Py_XDECREF(st.frames[i].list);  /* its unread slots are NULL: list_dealloc skips them */
+            Py_XDECREF(st.frames[i].target);
+            Py_XDECREF(st.frames[i].types);
+        }
+        set_fallback();
+    }
+    *marks = st.marks;
+    release_held(&st);
+    Py_XDECREF(st.view);
+    Py_XDECREF(st.dictionary);
+    if (st.texts != NULL) {
+        for (i = 0; i < TEXT_CACHE_SIZE; i++)
+            Py_XDECREF(st.texts[i].text);
+        PyMem_Free(st.texts);
+    }
+    free_stack(st.vals, st.vals0);
+    free_stack(st.frames, st.frames0);
+    Py_DECREF(self);
+    return value;
+}
+
 static PyObject *
 Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
-    State st;
-    Py_ssize_t offset, end, next = 0, i;
-    PyObject *value, *result = NULL;
+    Py_ssize_t offset, end, next = 0;
+    unsigned marks = 0;
+    PyObject *value, *pos, *result = NULL;
 
     if ((nargs != 4 && nargs != 5) || (nargs == 5 && !PyList_Check(args[4]))) {
         PyErr_SetString(PyExc_TypeError, "decode(buf, offset, end, dictionary_for[, marks_out]) takes 4 or 5 "
@@ -1308,67 +1422,104 @@ Reader_decode(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         set_fallback();
         return NULL;
     }
-
-    memset(&st, 0, sizeof st);
-    st.r = self;
-    st.buf = args[0];
-    st.data = view.buf;
-    st.end = end;
-    st.dictionary_for = args[3];
-    st.elements_left = self->max_elements;
-    if (end - offset >= TEXT_CACHE_MIN_INPUT)
-        st.texts = PyMem_Calloc(TEXT_CACHE_SIZE, sizeof(struct text_slot));  /* NULL: no cache, no harm */
-    /* A Reader that was never initialised has no slots: every id falls back.  The tables
-     * are fixed once made (see Reader_init), and self is held while callbacks run. */
-    Py_INCREF(self);
-    if (grow((void **)&st.frames, &st.capframes, sizeof(Frame)) == 0) {
-        value = walk(&st, offset, &next);
-        if (value != NULL) {
-            PyObject *pos = PyLong_FromSsize_t(next);
-            if (pos != NULL && nargs == 5) {
-                PyObject *m = PyLong_FromUnsignedLong(st.marks);
-                if (m == NULL || PyList_Append(args[4], m) < 0)
-                    Py_CLEAR(pos);
-                Py_XDECREF(m);
-            }
-            result = pos ? PyTuple_New(2) : NULL;
-            if (result != NULL) {
-                PyTuple_SET_ITEM(result, 0, value);
-                PyTuple_SET_ITEM(result, 1, pos);
-            }
-            else {
-                Py_DECREF(value);
-                Py_XDECREF(pos);
-            }
-        }
-    }
-    if (result == NULL) {
-        for (i = 0; i < st.nvals; i++)
-            Py_DECREF(st.vals[i]);
-        for (i = 1; i < st.nframes; i++) {
-            Py_XDECREF(st.frames[i].list);  /* its unread slots are NULL: list_dealloc skips them */
-            Py_XDECREF(st.frames[i].target);
-            Py_XDECREF(st.frames[i].types);
-        }
-        set_fallback();
-    }
-    release_held(&st);
-    Py_XDECREF(st.view);
-    Py_XDECREF(st.dictionary);
-    if (st.texts != NULL) {
-        for (i = 0; i < TEXT_CACHE_SIZE; i++)
-            Py_XDECREF(st.texts[i].text);
-        PyMem_Free(st.texts);
-    }
-    PyMem_Free(st.vals);
-    PyMem_Free(st.frames);
+    value = run_decode(self, args[0], &view, offset, end, args[3], &next, &marks);
     PyBuffer_Release(&view);
-    Py_DECREF(self);
+    if (value == NULL)
+        return NULL;
+    pos = PyLong_FromSsize_t(next);
+    if (pos != NULL && nargs == 5) {
+        PyObject *m = PyLong_FromUnsignedLong(marks);
+        if (m == NULL || PyList_Append(args[4], m) < 0)
+            Py_CLEAR(pos);
+        Py_XDECREF(m);
+    }
+    result = pos ? PyTuple_New(2) : NULL;
+    if (result == NULL) {
+        Py_DECREF(value);
+        Py_XDECREF(pos);
+        set_fallback();
+        return NULL;
+    }
+    PyTuple_SET_ITEM(result, 0, value);
+    PyTuple_SET_ITEM(result, 1, pos);
     return result;
+}
+
+/* after(data, tried): the Python path, for what loads leaves to it. */
+static PyObject *
+call_after(Reader *self, PyObject *data, int tried)
+{
+    PyObject *args[2] = {data, tried ? Py_True : Py_False};
+    if (self->after == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Reader.loads before Reader.bind");
+        return NULL;
+    }
+    return PyObject_Vectorcall(self->after, args, 2, NULL);
+}
+
+PyDoc_STRVAR(loads_doc,
+"loads(data) -> value\n\n"
+"The value at the start of ``data``, as ``Decoder.decode(data)[0]`` gives it, with no Python\n"
+"frame on the way for the common case: a bytes object no larger than max_size that the\n"
+"compiled walk reads.  Everything else goes to ``after(data, tried)`` (see bind), ``tried``\n"
+"saying whether the compiled walk already gave up on these bytes, and its result or error is\n"
+"this call's.");
+
+/* gf.loads' own path: a small message costs about as much to find and call as to read, so
+ * the checks Decoder._decode makes in Python are made here for the common input (bytes,
+ * offset 0, no end), and anything else is handed to the Python path, which makes them all. */
+static PyObject *
+Reader_loads(Reader *self, PyObject *data)
+{
+    Py_buffer view;
+    Py_ssize_t next = 0;
+    unsigned marks = 0;
+    PyObject *value;
+
+    if (!PyBytes_Check(data) || PyBytes_GET_SIZE(data) > self->max_size || self->dictionary_for == NULL)
+        return call_after(self, data, 0);  /* the Python path says why not, or converts the buffer */
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    value = run_decode(self, data, &view, 0, view.len, self->dictionary_for, &next, &marks);
+    PyBuffer_Release(&view);
+    if (value != NULL || !PyErr_ExceptionMatches(Fallback))
+        return value;
+    PyErr_Clear();
+    return call_after(self, data, 1);
+}
+
+PyDoc_STRVAR(bind_doc,
+"bind(max_size, dictionary_for, after)\n\n"
+"What loads needs of its Decoder: the input limit, the dictionary_for of decode, and\n"
+"``after(data, tried)``, the Python path for what loads does not read itself.");
+
+static PyObject *
+Reader_bind(Reader *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t max_size;
+    if (nargs != 3 || !PyCallable_Check(args[1]) || !PyCallable_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "bind(max_size, dictionary_for, after): two callables");
+        return NULL;
+    }
+    max_size = PyLong_AsSsize_t(args[0]);
+    if (max_size == -1 && PyErr_Occurred())
+        return NULL;
+    if (max_size < 0) {
+        PyErr_SetString(PyExc_ValueError, "bind: max_size must be >= 0");
+        return NULL;
+    }
+    self->max_size = max_size;
+    Py_INCREF(args[1]);
+    Py_XSETREF(self->dictionary_for, args[1]);
+    Py_INCREF(args[2]);
+    Py_XSETREF(self->after, args[2]);
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef Reader_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))Reader_decode, METH_FASTCALL, decode_doc},
+    {"loads", (PyCFunction)Reader_loads, METH_O, loads_doc},
+    {"bind", (PyCFunction)(void (*)(void))Reader_bind, METH_FASTCALL, bind_doc},
     {NULL, NULL, 0, NULL},
 };
 

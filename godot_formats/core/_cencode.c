@@ -295,6 +295,11 @@ typedef struct {
     PyObject *strings_parts;    /* parts(value) -> (wire, count) or the list of its strings */
     int64_t strings_header;
     int strings_nul;            /* each element's length counts a final NUL */
+    /* What dumps needs besides (set by bind): the classes whose lone values the Python side
+     * writes in one copy (a set, shared: rows registered later are in it), and after(value,
+     * error), the Python path for them and for whatever encode leaves (see Writer_dumps). */
+    PyObject *lone;
+    PyObject *after;
 } Writer;
 
 /* The explicit stack: one frame per open non-empty container. */
@@ -453,8 +458,9 @@ static int write_str(Writer *w, Out *o, PyObject *v)
         return -1;
     put_u32(o->p, (uint32_t)w->headers[H_STRING]);
     put_u32(o->p + 4, (uint32_t)n);
+    if (padded)  /* the padding: the last word zeroed, then the text over it (no memset call) */
+        put_u32(o->p + 4 + padded, 0);
     memcpy(o->p + 8, s, (size_t)n);
-    memset(o->p + 8 + n, 0, padded - (size_t)n);
     o->p += 8 + padded;
     return 0;
 }
@@ -655,8 +661,9 @@ static int write_string_list(Writer *w, Out *o, PyObject *list)
         if (RESERVE(o, 4 + padded) < 0)
             return -1;
         put_u32(o->p, (uint32_t)body);
+        if (padded)  /* as write_str: the last word zeroed first */
+            put_u32(o->p + padded, 0);
         memcpy(o->p + 4, s, (size_t)n);
-        memset(o->p + 4 + n, 0, padded - (size_t)n);
         o->p += 4 + padded;
     }
     return 0;
@@ -1063,6 +1070,8 @@ static int Writer_traverse(Writer *self, visitproc visit, void *arg)
     Py_VISIT(self->leaf);
     Py_VISIT(self->strings_cls);
     Py_VISIT(self->strings_parts);
+    Py_VISIT(self->lone);
+    Py_VISIT(self->after);
     for (i = 0; i < self->n_math; i++) {
         Py_VISIT(self->math[i].type);
         Py_VISIT(self->math[i].header);
@@ -1077,6 +1086,8 @@ static int Writer_clear(Writer *self)
     Py_CLEAR(self->leaf);
     Py_CLEAR(self->strings_cls);
     Py_CLEAR(self->strings_parts);
+    Py_CLEAR(self->lone);
+    Py_CLEAR(self->after);
     writer_clear_math(self);
     return 0;
 }
@@ -1093,9 +1104,63 @@ static PyObject *Writer_get_max_depth(Writer *self, void *closure)
     return PyLong_FromSsize_t(self->max_depth);
 }
 
+/* after(value, error): the Python path, for a lone buffer (error None) or what encode left. */
+static PyObject *call_after(Writer *self, PyObject *value, PyObject *error)
+{
+    PyObject *args[2] = {value, error};
+    if (self->after == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Writer.dumps before Writer.bind");
+        return NULL;
+    }
+    return PyObject_Vectorcall(self->after, args, 2, NULL);
+}
+
+/* gf.dumps' own path: a small message costs about as much to reach as to write, so the
+ * dispatch Encoder.encode makes in Python (a lone buffer? the compiled writer, then its
+ * Fallback or LeafError) is made here, and the Python side is called only for those. */
+static PyObject *Writer_dumps(Writer *self, PyObject *value)
+{
+    PyObject *result, *type, *val, *tb;
+    int lone = self->lone == NULL ? 0 : PySet_Contains(self->lone, (PyObject *)Py_TYPE(value));
+
+    if (lone < 0)
+        return NULL;
+    if (lone)
+        return call_after(self, value, Py_None);
+    result = Writer_encode(self, value);
+    if (result != NULL || !(PyErr_ExceptionMatches(Fallback) || PyErr_ExceptionMatches(LeafError)))
+        return result;
+    PyErr_Fetch(&type, &val, &tb);
+    PyErr_NormalizeException(&type, &val, &tb);
+    result = val == NULL ? NULL : call_after(self, value, val);
+    Py_XDECREF(type);
+    Py_XDECREF(val);
+    Py_XDECREF(tb);
+    return result;
+}
+
+static PyObject *Writer_bind(Writer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyAnySet_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "bind(lone: set, after: callable)");
+        return NULL;
+    }
+    Py_INCREF(args[0]);
+    Py_XSETREF(self->lone, args[0]);
+    Py_INCREF(args[1]);
+    Py_XSETREF(self->after, args[1]);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Writer_methods[] = {
     {"encode", (PyCFunction)Writer_encode, METH_O,
      "encode(value) -> bytes\n\nThe reference's bytes for value, or Fallback when the reference must decide."},
+    {"dumps", (PyCFunction)Writer_dumps, METH_O,
+     "dumps(value) -> bytes\n\nEncoder.encode(value) with no Python frame on the way for what encode writes:\n"
+     "a lone buffer (a class in bind's set) and whatever encode leaves go to after(value, error)\n"
+     "(error None, or the Fallback or LeafError raised), whose result or error is this call's."},
+    {"bind", (PyCFunction)(void (*)(void))Writer_bind, METH_FASTCALL,
+     "bind(lone, after)\n\nThe set of classes dumps leaves to after(value, None), and after."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -294,6 +294,12 @@ class Decoder:
         self._flag_marks = bytes(self._flag_mark(name) for name in dialect.types)
         self.backend = "c" if accel.choose(backend) else "python"
         self._c = _CReader(self).reader if self.backend == "c" else None
+        #: What :func:`~godot_formats.api.loads` calls: the compiled ``Reader.loads`` (no Python
+        #: frame for a small message, which costs about as much to reach as to read), or the reference.
+        self.loads: _Fn[[Any], Any] = self._loads_reference
+        if self._c is not None:
+            self._c.bind(max_size, self._dictionary_for, self._after_c)
+            self.loads = self._c.loads
 
     def _flag_mark(self, name: str) -> int:
         """The mark a value of this type with the 64-bit flag leaves (see MARK_SMALL_INT64)."""
@@ -361,6 +367,17 @@ class Decoder:
         """
         return self._decode(data, offset, end, None)
 
+    def _loads_reference(self, data: bytes | bytearray | memoryview) -> Any:
+        return self._decode(data, 0, None, None)[0]
+
+    def _after_c(self, data: bytes | bytearray | memoryview, tried: bool) -> Any:
+        """What the compiled ``Reader.loads`` leaves to Python: an input other than bytes, or
+        too large (``tried`` false: :meth:`decode` checks it), or bytes its walk gave up on
+        (``tried``: the reference reads them, as :meth:`decode` would next)."""
+        if not tried:
+            return self._decode(data, 0, None, None)[0]
+        return self._reference(data, 0, len(data), None)[0]
+
     def decode_marked(self, data: bytes | bytearray | memoryview, offset: int = 0,
                       end: int | None = None) -> tuple[Any, int, int]:
         """:meth:`decode`, and the marks (``MARK_*``, or-ed) of the values it read with the 64-bit flag:
@@ -384,6 +401,10 @@ class Decoder:
                 return self._c.decode(buf, offset, end, self._dictionary_for, marks)  # type: ignore[no-any-return]
             except accel.cdecode.Fallback:  # type: ignore[union-attr]
                 pass  # something the compiled core leaves to the reference (its marks were not given): it decides
+        return self._reference(buf, offset, end, marks)
+
+    def _reference(self, buf: Any, offset: int, end: int, marks: list[int] | None) -> tuple[Any, int]:
+        """The reference walk over checked bounds."""
         walk = _Walk(self, buf, offset, end)
         try:
             result = walk.run()
@@ -972,6 +993,12 @@ class Encoder:
         self._writers: dict[type, _Fn[[bytearray, Any], Iterator[Any] | None]] = {Name: self.write_raw_name}
         self.backend = "c" if accel.choose(backend) else "python"
         self._c = self._c_writer() if self.backend == "c" else None
+        #: What :func:`~godot_formats.api.dumps` calls: the compiled ``Writer.dumps`` (no Python
+        #: frame for a small message, which costs about as much to reach as to write), or encode.
+        self.dumps: _Fn[[Any], bytes] = self.encode
+        if self._c is not None:
+            self._c.bind(_LONE_TYPES, self._after_c)
+            self.dumps = self._c.dumps
 
     def _c_writer(self) -> Any:
         """The compiled writer, with this dialect's headers, number formats and vector types."""
@@ -1025,8 +1052,24 @@ class Encoder:
                 pass  # something the compiled core leaves to the reference: it decides
             except accel.cencode.LeafError as e:  # type: ignore[union-attr]
                 raise _located(e.args[1], value, e.args[0]) from None  # the reference's error, as it says it
+        return self._encode_reference(value)
+
+    def _after_c(self, value: Any, error: BaseException | None) -> bytes:
+        """What the compiled ``Writer.dumps`` leaves to Python: a lone buffer (``error`` None:
+        :meth:`encode` copies it once), or the value its writer gave up on (Fallback: the
+        reference writes it) or refused (LeafError: the reference's error, with the path)."""
+        if error is None:
+            return self.encode(value)
+        if isinstance(error, accel.cencode.LeafError):  # type: ignore[union-attr]
+            raise _located(error.args[1], value, error.args[0]) from None
+        return self._encode_reference(value)
+
+    def _encode_reference(self, value: Any) -> bytes:
         out = bytearray()
-        self.encode_into(out, value)
+        try:  # as encode_into's, without its frame: a value that encodes itself again recurses as deep as before
+            self._write_all(out, [iter((value,))])
+        except _Failed as failed:
+            raise _located(failed.error, value, failed.value) from None
         return bytes(out)
 
     def _lone_buffer(self, value: Any) -> bytes | None:
