@@ -369,6 +369,23 @@ class Decoder:
         value, end = self._decode(data, offset, end, marks)
         return value, end, marks[0]
 
+    def decode_run(self, data: bytes, spans: tuple[tuple[int, int], ...], first: int = 0, *,
+                   stop_unread: bool = False) -> tuple[list[Any], list[int], int]:
+        """The records at ``spans[first:]`` decoded in one call, in order, as :meth:`decode_marked`
+        decodes each, up to the first the compiled core leaves to the reference (an error too, which
+        the reference names) and, with ``stop_unread``, the first whose value leaves most of its span
+        unread (``detection.mostly_unread``): their values, where each ends, and their marks or-ed.  ``len(values)``
+        says how far it got: the caller reads the next record with :meth:`decode_marked`.  One call
+        for a save's thousands of records, whose containers the GC meets once, when the run ends
+        (the pure-Python backend reads none here: every record goes through the reference)."""
+        if self._c is None or type(data) is not bytes:
+            return [], [], 0
+        if len(data) > self.max_size:  # a record over max_size is the reference's error
+            over = next((k for k in range(first, len(spans)) if spans[k][1] - spans[k][0] > self.max_size), None)
+            if over is not None:
+                spans = spans[:over]
+        return self._c.decode_run(data, spans, first, self._dictionary_for, stop_unread)  # type: ignore[no-any-return]
+
     def _decode(self, data: bytes | bytearray | memoryview, offset: int, end: int | None,
                 marks: list[int] | None) -> tuple[Any, int]:
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
