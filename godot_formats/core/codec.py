@@ -1046,6 +1046,18 @@ class Encoder:
         self.encode_into(out, value)
         return bytes(out)
 
+    def encode_frames(self, values: list[Any], byteorder: str = "little") -> bytes | None:
+        """``values`` as consecutive ``store_var`` records (each behind its u32 length), in one call
+        and one buffer: a save's plaintext.  None when the compiled core leaves any of it to the
+        reference (and always in the pure-Python backend): the caller writes record by record then,
+        which also names the record of an error."""
+        if self._c is None or type(values) is not list or byteorder not in ("little", "big"):
+            return None
+        try:
+            return self._c.encode_frames(values, byteorder == "big")  # type: ignore[no-any-return]
+        except (accel.cencode.Fallback, accel.cencode.LeafError):  # type: ignore[union-attr]
+            return None
+
     def _lone_buffer(self, value: Any) -> bytes | None:
         """A lone big buffer (a PackedByteArray save, a packed array) is copied once,
         not into a bytearray and then out of it."""

@@ -346,6 +346,11 @@ class SaveFile:
             return str(values[0]).encode("utf-8")
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
         records = self._record_list()
+        if self.container == "store_var" and (target != self.dialect or not records):
+            # Nothing to compare with the records read: every record in one call (None: one by one).
+            framed = encoder.encode_frames(values, self.byteorder)
+            if framed is not None:
+                return framed
         blobs = []
         for i, v in enumerate(values):
             try:
