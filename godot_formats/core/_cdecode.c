@@ -1595,7 +1595,67 @@ odd:
     return NULL;
 }
 
+/* --- store_var frames: frame_spans ------------------------------------------------------------ */
+
+PyDoc_STRVAR(frame_spans_doc,
+"frame_spans(buf, big_endian) -> tuple of (start, end) or None\n\n"
+"The payload span of every store_var record of buf when the records tile it exactly, as\n"
+"framing.scan_frames finds them (a u32 length of at least 4, then that many bytes; at least\n"
+"one record), else None: the reference then says how the framing breaks.");
+
+static PyObject *
+frame_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    const unsigned char *d;
+    Py_ssize_t pos = 0, n = 0, k;
+    PyObject *spans = NULL;
+    int big;
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "frame_spans(buf, big_endian)");
+        return NULL;
+    }
+    if ((big = PyObject_IsTrue(args[1])) < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    d = view.buf;
+    /* First count the records (and find whether they tile the buffer), then make the tuple. */
+    while (pos < view.len || n == 0) {
+        uint32_t size;
+        if (view.len - pos < 4)
+            goto broken;
+        size = big ? ((uint32_t)d[pos] << 24 | (uint32_t)d[pos + 1] << 16 | (uint32_t)d[pos + 2] << 8 | d[pos + 3])
+                   : rd_u32(d + pos);
+        if (size < 4 || (Py_ssize_t)size > view.len - pos - 4)
+            goto broken;
+        pos += 4 + (Py_ssize_t)size;
+        n++;
+    }
+    if ((spans = PyTuple_New(n)) == NULL)
+        goto done;
+    for (pos = 0, k = 0; k < n; k++) {
+        uint32_t size = big ? ((uint32_t)d[pos] << 24 | (uint32_t)d[pos + 1] << 16 | (uint32_t)d[pos + 2] << 8 |
+                               d[pos + 3]) : rd_u32(d + pos);
+        PyObject *span = Py_BuildValue("(nn)", pos + 4, pos + 4 + (Py_ssize_t)size);
+        if (span == NULL) {
+            Py_CLEAR(spans);
+            goto done;
+        }
+        PyTuple_SET_ITEM(spans, k, span);
+        pos += 4 + (Py_ssize_t)size;
+    }
+    goto done;
+broken:
+    spans = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return spans;
+}
+
+/* --- end of frame_spans ------------------------------------------------------------------------- */
+
 static PyMethodDef module_methods[] = {
+    {"frame_spans", (PyCFunction)(void (*)(void))frame_spans, METH_FASTCALL, frame_spans_doc},
     {"strings_from_wire", (PyCFunction)(void (*)(void))strings_from_wire, METH_FASTCALL, strings_from_wire_doc},
     {NULL, NULL, 0, NULL},
 };
