@@ -243,7 +243,7 @@ def test_an_encrypted_configfile_is_still_a_save_file() -> None:
 
 
 def _count_decodes(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, int, int | None]]:
-    """Every Decoder.decode call, by (dialect, offset, end)."""
+    """Every Decoder.decode call, by (dialect, offset, end), and every record a run of them decodes."""
     calls: Counter[tuple[str, int, int | None]] = Counter()
     real = codec.Decoder._decode  # decode and decode_marked both go through it
 
@@ -252,6 +252,18 @@ def _count_decodes(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, int, i
         return real(self, data, offset, end, marks)
 
     monkeypatch.setattr(codec.Decoder, "_decode", counted)
+    real_run = codec.Decoder.decode_run  # the compiled core's runs of records
+
+    def counted_run(self: codec.Decoder, data: Any, spans: Any, first: int = 0, **kw: Any) -> Any:
+        out = real_run(self, data, spans, first, **kw)
+        # The records it read (the one it stops at is the reference's, counted there: as decode's own
+        # compiled attempt before its fallback is not counted either).
+        if self._c is not None:
+            for s, e in spans[first:first + len(out[0])]:
+                calls[(self.dialect.name, s, e)] += 1
+        return out
+
+    monkeypatch.setattr(codec.Decoder, "decode_run", counted_run)
     return calls
 
 

@@ -1516,10 +1516,148 @@ Reader_bind(Reader *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* --- a run of records: decode_run ------------------------------------------------------------
+ *
+ * A save file is thousands of store_var records.  Decoded one call each, every record paid a
+ * call's set-up, and its lists and dicts were tracked again as soon as it was read, so the GC's
+ * collections, triggered by the next records' allocations, walked all the records read so far
+ * (a many-record decode grew slower per byte as the file grew).  Here the records are decoded in
+ * one call: the lists and dicts of all of them stay held untracked (see hold) until the run ends.
+ * A record this core leaves to the reference (or that is an error: the reference names it) ends
+ * the run before it; the caller decodes that one through the reference and runs on after it, so
+ * values and errors are the reference's, record by record. */
+
+PyDoc_STRVAR(decode_run_doc,
+"decode_run(buf, spans, first, dictionary_for, stop_unread) -> (values, ends, marks)\n\n"
+"Decode the records at ``spans[first:]`` (a tuple of (start, end) pairs, each inside buf)\n"
+"in order, as decode() decodes each, stopping before the first it leaves to the reference\n"
+"and, with ``stop_unread``, before the first whose value leaves more of its span unread than\n"
+"it reads (detection.mostly_unread: not a reading of the record, which the caller reports):\n"
+"``values`` and ``ends`` (where each value ends) of the records read, ``marks`` their marks\n"
+"or-ed.  ``len(values)`` says how far it got.  ``dictionary_for`` as for decode(), asked\n"
+"once per record that needs it.");
+
+static PyObject *
+Reader_decode_run(Reader *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    State st;
+    PyObject *spans, *values = NULL, *ends = NULL, *result = NULL;
+    Py_ssize_t first, n, k, i;
+    int failed = 0, stop_unread;
+
+    if (nargs != 5 || !PyTuple_Check(args[1]) || !PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "decode_run(buf, spans: tuple, first: int, dictionary_for, stop_unread)");
+        return NULL;
+    }
+    if ((stop_unread = PyObject_IsTrue(args[4])) < 0)
+        return NULL;
+    spans = args[1];
+    n = PyTuple_GET_SIZE(spans);
+    first = PyLong_AsSsize_t(args[2]);
+    if (first == -1 && PyErr_Occurred())
+        return NULL;
+    if (first < 0)
+        first = n;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    values = PyList_New(0);
+    ends = PyList_New(0);
+    if (values == NULL || ends == NULL) {
+        Py_XDECREF(values);
+        Py_XDECREF(ends);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    memset(&st, 0, offsetof(State, frames0));  /* the stacks start in their first blocks, as in run_decode */
+    st.frames = st.frames0;
+    st.capframes = SMALL_FRAMES;
+    st.vals = st.vals0;
+    st.capvals = SMALL_VALS;
+    st.made = st.made0;
+    st.capmade = SMALL_VALS;
+    st.r = self;
+    st.buf = args[0];
+    st.data = view.buf;
+    st.dictionary_for = args[3];
+    if (view.len >= TEXT_CACHE_MIN_INPUT)
+        st.texts = PyMem_Calloc(TEXT_CACHE_SIZE, sizeof(struct text_slot));  /* NULL: no cache, no harm */
+    Py_INCREF(self);
+    for (k = first; k < n && !failed; k++) {
+        PyObject *span = PyTuple_GET_ITEM(spans, k), *value, *pos;
+        Py_ssize_t start, end, next = 0;
+        unsigned marks_before = st.marks;
+        if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 2)
+            break;
+        end = checked_pos(PyTuple_GET_ITEM(span, 1), 0, view.len);
+        start = end < 0 ? -1 : checked_pos(PyTuple_GET_ITEM(span, 0), 0, end);
+        if (start < 0) {
+            PyErr_Clear();
+            break;
+        }
+        st.end = end;
+        st.elements_left = self->max_elements;
+        st.nvals = 0;
+        Py_CLEAR(st.dictionary);  /* a Dictionary builder's memo lives for one record, as in decode() */
+        value = walk(&st, start, &next);
+        if (value == NULL) {
+            PyObject *exc = PyErr_Occurred();
+            for (i = 0; i < st.nvals; i++)
+                Py_DECREF(st.vals[i]);
+            for (i = 1; i < st.nframes; i++) {
+                Py_XDECREF(st.frames[i].list);
+                Py_XDECREF(st.frames[i].target);
+                Py_XDECREF(st.frames[i].types);
+            }
+            st.nvals = st.nframes = 0;
+            st.marks = marks_before;  /* a record not read leaves no marks */
+            if (exc != NULL && !PyErr_GivenExceptionMatches(exc, PyExc_Exception))
+                failed = 1;  /* KeyboardInterrupt, SystemExit: not the decode's, it goes on */
+            else
+                PyErr_Clear();  /* the reference decides this record */
+            break;
+        }
+        if (stop_unread && next - start < end - next) {
+            Py_DECREF(value);  /* its objects stay held, and are tracked again at the end */
+            st.marks = marks_before;
+            break;
+        }
+        pos = PyLong_FromSsize_t(next);
+        if (pos == NULL || PyList_Append(values, value) < 0 || PyList_Append(ends, pos) < 0)
+            failed = 1;
+        Py_DECREF(value);
+        Py_XDECREF(pos);
+    }
+    if (!failed) {
+        PyObject *m = PyLong_FromUnsignedLong(st.marks);
+        if (m != NULL)
+            result = PyTuple_Pack(3, values, ends, m);
+        Py_XDECREF(m);
+    }
+    release_held(&st);
+    Py_XDECREF(st.view);
+    Py_XDECREF(st.dictionary);
+    if (st.texts != NULL) {
+        for (i = 0; i < TEXT_CACHE_SIZE; i++)
+            Py_XDECREF(st.texts[i].text);
+        PyMem_Free(st.texts);
+    }
+    free_stack(st.vals, st.vals0);
+    free_stack(st.frames, st.frames0);
+    PyBuffer_Release(&view);
+    Py_DECREF(self);
+    Py_DECREF(values);
+    Py_DECREF(ends);
+    return result;
+}
+
+/* --- end of decode_run ------------------------------------------------------------------------ */
+
 static PyMethodDef Reader_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))Reader_decode, METH_FASTCALL, decode_doc},
     {"loads", (PyCFunction)Reader_loads, METH_O, loads_doc},
     {"bind", (PyCFunction)(void (*)(void))Reader_bind, METH_FASTCALL, bind_doc},
+    {"decode_run", (PyCFunction)(void (*)(void))Reader_decode_run, METH_FASTCALL, decode_run_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1612,7 +1750,67 @@ odd:
     return NULL;
 }
 
+/* --- store_var frames: frame_spans ------------------------------------------------------------ */
+
+PyDoc_STRVAR(frame_spans_doc,
+"frame_spans(buf, big_endian) -> tuple of (start, end) or None\n\n"
+"The payload span of every store_var record of buf when the records tile it exactly, as\n"
+"framing.scan_frames finds them (a u32 length of at least 4, then that many bytes; at least\n"
+"one record), else None: the reference then says how the framing breaks.");
+
+static PyObject *
+frame_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    const unsigned char *d;
+    Py_ssize_t pos = 0, n = 0, k;
+    PyObject *spans = NULL;
+    int big;
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "frame_spans(buf, big_endian)");
+        return NULL;
+    }
+    if ((big = PyObject_IsTrue(args[1])) < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    d = view.buf;
+    /* First count the records (and find whether they tile the buffer), then make the tuple. */
+    while (pos < view.len || n == 0) {
+        uint32_t size;
+        if (view.len - pos < 4)
+            goto broken;
+        size = big ? ((uint32_t)d[pos] << 24 | (uint32_t)d[pos + 1] << 16 | (uint32_t)d[pos + 2] << 8 | d[pos + 3])
+                   : rd_u32(d + pos);
+        if (size < 4 || (Py_ssize_t)size > view.len - pos - 4)
+            goto broken;
+        pos += 4 + (Py_ssize_t)size;
+        n++;
+    }
+    if ((spans = PyTuple_New(n)) == NULL)
+        goto done;
+    for (pos = 0, k = 0; k < n; k++) {
+        uint32_t size = big ? ((uint32_t)d[pos] << 24 | (uint32_t)d[pos + 1] << 16 | (uint32_t)d[pos + 2] << 8 |
+                               d[pos + 3]) : rd_u32(d + pos);
+        PyObject *span = Py_BuildValue("(nn)", pos + 4, pos + 4 + (Py_ssize_t)size);
+        if (span == NULL) {
+            Py_CLEAR(spans);
+            goto done;
+        }
+        PyTuple_SET_ITEM(spans, k, span);
+        pos += 4 + (Py_ssize_t)size;
+    }
+    goto done;
+broken:
+    spans = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return spans;
+}
+
+/* --- end of frame_spans ------------------------------------------------------------------------- */
+
 static PyMethodDef module_methods[] = {
+    {"frame_spans", (PyCFunction)(void (*)(void))frame_spans, METH_FASTCALL, frame_spans_doc},
     {"strings_from_wire", (PyCFunction)(void (*)(void))strings_from_wire, METH_FASTCALL, strings_from_wire_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -1152,7 +1152,105 @@ static PyObject *Writer_bind(Writer *self, PyObject *const *args, Py_ssize_t nar
     Py_RETURN_NONE;
 }
 
+/* --- a run of store_var records: encode_frames ---------------------------------------------------
+ *
+ * A save written record by record paid one call, one bytes object and one join per record, and
+ * a Python loop around them.  Here every record is written into one buffer behind a hole for its
+ * length, which is filled in when the record is written: the file's plaintext in one call and one
+ * allocation.  Anything else (a Fallback, a value's error) is the reference's, record by record:
+ * the caller writes the records one at a time then, and names the record of an error. */
+
+static PyObject *Writer_encode_frames(Writer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Out out;
+    Stack st = {NULL, 0, 0, self->max_depth < HARD_MAX_DEPTH ? self->max_depth : HARD_MAX_DEPTH};
+    PyObject *values, *result;
+    Py_ssize_t i;
+    int big;
+
+    if (nargs != 2 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "encode_frames(values: list, big_endian)");
+        return NULL;
+    }
+    if ((big = PyObject_IsTrue(args[1])) < 0)
+        return NULL;
+    values = args[0];
+    Py_INCREF(values);
+    out_init(&out);
+    for (i = 0; i < PyList_GET_SIZE(values); i++) {
+        PyObject *value = PyList_GET_ITEM(values, i);
+        size_t at, length;
+        int r;
+        if (RESERVE(&out, 4) < 0)
+            goto error;
+        at = (size_t)(out.p - out.base);
+        out.p += 4;
+        Py_INCREF(value);  /* a callback may change the list */
+        r = write_value(self, &out, &st, value);
+        Py_DECREF(value);
+        if (r < 0)
+            goto error;
+        while (st.n > 0) {
+            PyObject *child;
+            int owned;
+            if (st.frames[st.n - 1].kind == K_LIST && write_int_run(self, &out, &st.frames[st.n - 1]) < 0)
+                goto error;
+            if (next_child(&st, &child, &owned) < 0)
+                goto error;
+            if (child == NULL)
+                continue; /* a container finished */
+            r = write_value(self, &out, &st, child);
+            if (owned)
+                Py_DECREF(child);
+            if (r < 0)
+                goto error;
+        }
+        length = (size_t)(out.p - out.base) - at - 4;
+        if (length > 0x7FFFFFFFu) {  /* a frame the engine cannot read back: the reference refuses it */
+            fallback("a record over 2**31 - 1 bytes");
+            goto error;
+        }
+        if (big) {
+            unsigned char *q = (unsigned char *)out.base + at;
+            q[0] = (unsigned char)(length >> 24);
+            q[1] = (unsigned char)(length >> 16);
+            q[2] = (unsigned char)(length >> 8);
+            q[3] = (unsigned char)length;
+        }
+        else
+            put_u32(out.base + at, (uint32_t)length);
+    }
+    Py_DECREF(values);
+    PyMem_Free(st.frames);
+    result = out_finish(&out);
+    if (result != NULL)
+        return result;
+    goto convert;
+
+error:
+    Py_DECREF(values);
+    stack_free(&st);
+    out_free(&out);
+convert:
+    /* As in Writer_encode: our own failures are Fallback, a caller's exception goes on. */
+    if (!out.passthrough && !PyErr_ExceptionMatches(Fallback) && PyErr_ExceptionMatches(PyExc_Exception) &&
+        !PyErr_ExceptionMatches(LeafError)) {
+        PyObject *type, *val, *tb;
+        PyErr_Fetch(&type, &val, &tb);
+        PyErr_Format(Fallback, "%s in the compiled writer", ((PyTypeObject *)type)->tp_name);
+        Py_XDECREF(type);
+        Py_XDECREF(val);
+        Py_XDECREF(tb);
+    }
+    return NULL;
+}
+
+/* --- end of encode_frames ------------------------------------------------------------------------ */
+
 static PyMethodDef Writer_methods[] = {
+    {"encode_frames", (PyCFunction)(void (*)(void))Writer_encode_frames, METH_FASTCALL,
+     "encode_frames(values: list, big_endian) -> bytes\n\nThe values as consecutive store_var records (each behind "
+     "its u32 length), the reference's bytes for each; Fallback or LeafError when the reference must decide."},
     {"encode", (PyCFunction)Writer_encode, METH_O,
      "encode(value) -> bytes\n\nThe reference's bytes for value, or Fallback when the reference must decide."},
     {"dumps", (PyCFunction)Writer_dumps, METH_O,

@@ -386,6 +386,23 @@ class Decoder:
         value, end = self._decode(data, offset, end, marks)
         return value, end, marks[0]
 
+    def decode_run(self, data: bytes, spans: tuple[tuple[int, int], ...], first: int = 0, *,
+                   stop_unread: bool = False) -> tuple[list[Any], list[int], int]:
+        """The records at ``spans[first:]`` decoded in one call, in order, as :meth:`decode_marked`
+        decodes each, up to the first the compiled core leaves to the reference (an error too, which
+        the reference names) and, with ``stop_unread``, the first whose value leaves most of its span
+        unread (``detection.mostly_unread``): their values, where each ends, and their marks or-ed.  ``len(values)``
+        says how far it got: the caller reads the next record with :meth:`decode_marked`.  One call
+        for a save's thousands of records, whose containers the GC meets once, when the run ends
+        (the pure-Python backend reads none here: every record goes through the reference)."""
+        if self._c is None or type(data) is not bytes:
+            return [], [], 0
+        if len(data) > self.max_size:  # a record over max_size is the reference's error
+            over = next((k for k in range(first, len(spans)) if spans[k][1] - spans[k][0] > self.max_size), None)
+            if over is not None:
+                spans = spans[:over]
+        return self._c.decode_run(data, spans, first, self._dictionary_for, stop_unread)  # type: ignore[no-any-return]
+
     def _decode(self, data: bytes | bytearray | memoryview, offset: int, end: int | None,
                 marks: list[int] | None) -> tuple[Any, int]:
         buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
@@ -1071,6 +1088,18 @@ class Encoder:
         except _Failed as failed:
             raise _located(failed.error, value, failed.value) from None
         return bytes(out)
+
+    def encode_frames(self, values: list[Any], byteorder: str = "little") -> bytes | None:
+        """``values`` as consecutive ``store_var`` records (each behind its u32 length), in one call
+        and one buffer: a save's plaintext.  None when the compiled core leaves any of it to the
+        reference (and always in the pure-Python backend): the caller writes record by record then,
+        which also names the record of an error."""
+        if self._c is None or type(values) is not list or byteorder not in ("little", "big"):
+            return None
+        try:
+            return self._c.encode_frames(values, byteorder == "big")  # type: ignore[no-any-return]
+        except (accel.cencode.Fallback, accel.cencode.LeafError):  # type: ignore[union-attr]
+            return None
 
     def _lone_buffer(self, value: Any) -> bytes | None:
         """A lone big buffer (a PackedByteArray save, a packed array) is copied once,

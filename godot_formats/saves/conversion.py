@@ -37,6 +37,7 @@ import struct
 from array import array
 from collections.abc import Callable as _Fn
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any, Union
 
 import attrs
@@ -72,7 +73,7 @@ from ..core.switches import REAL
 
 __all__ = [
     "Loss", "POLICIES", "Downgrade", "DOWNGRADES", "PropertyRule", "ClassRule", "CLASS_RULES",
-    "KEYCODE_RANGES", "convert", "convert_value", "convert_with_report", "format_path_key",
+    "KEYCODE_RANGES", "convert", "convert_value", "convert_records", "convert_with_report", "format_path_key",
 ]
 
 #: ``strict`` raises on any loss; ``lossy`` applies the downgrades and reports them.
@@ -464,19 +465,10 @@ class _Converter:
         self.target = target
         self.known_paths: _Known = {}  # for the loss paths: each node walked once
         self.losses: list[Loss] = []
-        self.cross_major = source.object_classes != target.object_classes  # the class rules apply
-        checks: dict[str, _Fn[[_Path, Any], Any]] = {"Object": self._object_id, "RID": self._rid}
-        if target.float_format == FloatFormat.F32:
-            checks["float"] = self._float32
-        if target.int_format == IntFormat.I32:
-            checks["int"] = self._int32
-        if not target.utf8_surrogates:
-            checks.update(String=self._text, StringName=self._text, NodePath=self._node_path,
-                          PackedStringArray=self._string_array, Signal=self._signal)
-        if not target.real_is_double:
-            real = {Family.MATH: self._real_math, Family.PACKED: self._real_packed}
-            checks.update((spec.name, real[spec.family]) for spec in REGISTRY if spec.component == REAL)
-        self.checks = checks
+        plan = _plan(source, target)
+        self.cross_major = plan.cross_major  # the class rules apply
+        self.checks = plan.checks
+        self.plan = plan
         self.key_memo: Memo = {}  # identities of converted containers used as keys (linear, not per level)
 
     def loss(self, path: _Path, reason: str, before: Any = None, after: Any = None) -> None:
@@ -492,16 +484,11 @@ class _Converter:
         of :meth:`run` would keep as it is passes: exact lists and dicts whose keys Python
         and the target key alike, leaves whose own check keeps them (the same object, no
         loss), within the depth :meth:`run` takes; anything else goes to :meth:`run`."""
-        scalars = self._scalar_checks()
-        if accel.cencode is not None and len(scalars) == 5 and set(self.checks).isdisjoint(("bool", "Nil")):
-            flags = (("String" in self.checks) * 1) | (("int" in self.checks) * 2) | (("float" in self.checks) * 4)
-            # The math types that are tuples of floats, checked in C when their check is the
-            # float32 one (a single-precision target); the others go through leaf().
-            real = tuple(spec.cls for spec in REGISTRY if spec.family is Family.MATH and spec.component == REAL
-                         and issubclass(spec.cls, tuple) and self.target.has(spec.name)
-                         and self.checks.get(spec.name) == self._real_math)
-            return bool(accel.cencode.unchanged(root, flags, lambda v: self._leaf_unchanged(v, type(v), scalars),
-                                                python_keys_agree, MAX_DEPTH, real))
+        plan = self.plan
+        scalars = plan.scalars
+        if plan.c_flags is not None and accel.cencode is not None:
+            return bool(accel.cencode.unchanged(root, plan.c_flags, lambda v: self._leaf_unchanged(v, type(v), scalars),
+                                                python_keys_agree, MAX_DEPTH, plan.c_real))
         stack: list[tuple[Any, int]] = [(root, 0)]
         while stack:
             v, depth = stack.pop()
@@ -526,15 +513,6 @@ class _Converter:
                     return False
         return True
 
-    def _scalar_checks(self) -> dict[type, Any]:
-        """The check of each exact scalar type (None: nothing to check), for the types the
-        target has; a type missing here is looked up by its row."""
-        out: dict[type, Any] = {}
-        for tp, name in ((str, "String"), (int, "int"), (float, "float"), (bool, "bool"), (type(None), "Nil")):
-            if self.target.has(name):
-                out[tp] = self.checks.get(name)
-        return out
-
     def _leaf_unchanged(self, v: Any, tp: type, scalars: dict[type, Any]) -> bool:
         if tp in scalars:
             check = scalars[tp]
@@ -550,7 +528,7 @@ class _Converter:
                 return True
         before = len(self.losses)
         try:
-            kept = check("", v) is v and len(self.losses) == before
+            kept = check(self, "", v) is v and len(self.losses) == before
         finally:
             del self.losses[before:]
         return kept
@@ -735,7 +713,7 @@ class _Converter:
             v = new
             name = _type_name(v) or "Array"
         check = self.checks.get(name)
-        return check(path, v) if check else v
+        return check(self, path, v) if check else v
 
     def _text(self, path: _Path, v: str) -> Any:
         if self.target.utf8_surrogates or not _has_surrogate(v):
@@ -829,6 +807,48 @@ class _Converter:
         return new
 
 
+_Check = _Fn[[_Converter, _Path, Any], Any]
+
+
+@attrs.frozen
+class _Plan:
+    """What a conversion between two dialects checks, made once per pair (:func:`_plan`): setting
+    it up for every call cost more than converting most values (a save converted record by record
+    spent most of its time here)."""
+
+    checks: dict[str, _Check]  # by type name, the check of a leaf the target may have to change
+    scalars: dict[type, _Check | None]  # the check of each exact scalar type the target has
+    cross_major: bool
+    c_flags: int | None  # the compiled unchanged() walk's flags, None: it cannot be used
+    c_real: tuple[type, ...]  # the math types it checks as float32 tuples
+
+
+@lru_cache(maxsize=64)
+def _plan(source: Dialect, target: Dialect) -> _Plan:
+    checks: dict[str, _Check] = {"Object": _Converter._object_id, "RID": _Converter._rid}
+    if target.float_format == FloatFormat.F32:
+        checks["float"] = _Converter._float32
+    if target.int_format == IntFormat.I32:
+        checks["int"] = _Converter._int32
+    if not target.utf8_surrogates:
+        checks.update(String=_Converter._text, StringName=_Converter._text, NodePath=_Converter._node_path,
+                      PackedStringArray=_Converter._string_array, Signal=_Converter._signal)
+    if not target.real_is_double:
+        real = {Family.MATH: _Converter._real_math, Family.PACKED: _Converter._real_packed}
+        checks.update((spec.name, real[spec.family]) for spec in REGISTRY if spec.component == REAL)
+    scalars = {tp: checks.get(name) for tp, name in ((str, "String"), (int, "int"), (float, "float"),
+                                                    (bool, "bool"), (type(None), "Nil")) if target.has(name)}
+    c_flags = None
+    if len(scalars) == 5 and set(checks).isdisjoint(("bool", "Nil")):
+        c_flags = (("String" in checks) * 1) | (("int" in checks) * 2) | (("float" in checks) * 4)
+    # The math types that are tuples of floats, checked in C when their check is the float32 one
+    # (a single-precision target); the others go through _leaf_unchanged().
+    c_real = tuple(spec.cls for spec in REGISTRY if spec.family is Family.MATH and spec.component == REAL
+                   and issubclass(spec.cls, tuple) and target.has(spec.name)
+                   and checks.get(spec.name) is _Converter._real_math)
+    return _Plan(checks, scalars, source.object_classes != target.object_classes, c_flags, c_real)
+
+
 def _type_label(ct: t.ContainerType | None) -> str:
     if ct is None:
         return "Variant"
@@ -874,6 +894,34 @@ def convert_value(value: Any, source: DialectLike, target: DialectLike, *,
     if converter.losses and policy == "strict":
         raise ConversionError(converter.losses)
     return result, converter.losses
+
+
+def convert_records(values: list[Any], source: Dialect, target: Dialect, where: _Fn[[int], str],
+                    damaged: Mapping[int, Loss]) -> tuple[list[Any], list[Loss]]:
+    """A save's records converted (``lossy``) in one call, as :func:`convert_value` converts each:
+    a save of many records converted one call at a time spent most of its time in the calls.  One
+    pass over all of them finds whether any needs a change (most migrations: none); only then are
+    they converted one by one.  ``where(i)`` is record ``i``'s path, put in front of its losses' and
+    of an :class:`EncodeError`'s; ``damaged`` holds the loss of each record read as null because it
+    was damaged in the file, listed in its place."""
+    if source is target or _Converter(source, target).unchanged(list(values)):
+        return list(values), [damaged[i] for i in sorted(damaged)]
+    converted: list[Any] = []
+    losses: list[Loss] = []
+    for i, v in enumerate(values):
+        path = where(i)
+        if i in damaged and v is None:
+            losses.append(damaged[i])
+            converted.append(None)
+            continue
+        converter = _Converter(source, target)
+        try:
+            new = v if converter.unchanged(v) else converter.run(v)
+        except EncodeError as e:
+            raise EncodeError(e.reason, path + e.path) from None
+        converted.append(new)
+        losses += [attrs.evolve(loss, path=path + loss.path) for loss in converter.losses]
+    return converted, losses
 
 
 def convert_with_report(data: bytes | bytearray | memoryview, source: DialectLike, target: DialectLike, *,

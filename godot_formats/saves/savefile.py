@@ -34,7 +34,7 @@ from ..core.dialects import Dialect, get_dialect
 from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, EncodeError, LostRecord
 from ..layers.files import save_to
 from ..layers.framing import PREFIX_SIZE, FramingError, join_frames
-from .conversion import POLICIES, Loss, convert_value
+from .conversion import POLICIES, Loss, convert_records
 from .detection import padding_runs, writes_as
 from .reading import (
     DEFAULT_MAX_FILE_SIZE,
@@ -308,22 +308,11 @@ class SaveFile:
 
     def _converted(self, target: Dialect, policy: str) -> tuple[list[Any], list[Loss]]:
         """The values in ``target``, and every change, of every record (strict: all listed, then refused)."""
-        lost = {r.record - 1: r for r in self.lost}
-        converted: list[Any] = []
-        losses: list[Loss] = []
-        for i, v in enumerate(self.values):
-            where = _record_path(i, len(self.values))
-            if i in lost and v is None:
-                losses.append(Loss(where, f"damaged in the file ({lost[i].error.reason}): written as null, as "
-                                          "get_var reads it", None, None))
-                converted.append(None)
-                continue
-            try:
-                new, found = convert_value(v, self.dialect, target, policy="lossy")
-            except EncodeError as e:
-                raise EncodeError(e.reason, where + e.path) from None
-            converted.append(new)
-            losses += [attrs.evolve(loss, path=where + loss.path) for loss in found]
+        n = len(self.values)
+        damaged = {r.record - 1: Loss(_record_path(r.record - 1, n), f"damaged in the file ({r.error.reason}): "
+                                      "written as null, as get_var reads it", None, None)
+                   for r in self.lost if r.record - 1 < n and self.values[r.record - 1] is None}
+        converted, losses = convert_records(self.values, self.dialect, target, lambda i: _record_path(i, n), damaged)
         if losses and policy == "strict":
             raise ConversionError(losses)
         return converted, losses
@@ -357,6 +346,11 @@ class SaveFile:
             return str(values[0]).encode("utf-8")
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
         records = self._record_list()
+        if self.container == "store_var" and (target != self.dialect or not records):
+            # Nothing to compare with the records read: every record in one call (None: one by one).
+            framed = encoder.encode_frames(values, self.byteorder)
+            if framed is not None:
+                return framed
         blobs = []
         for i, v in enumerate(values):
             try:
