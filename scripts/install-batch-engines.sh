@@ -3,8 +3,8 @@
 # pyspark (needs a Java 17+ runtime: Debian's openjdk-17-jre-headless) and Ray, with pandas and
 # pyarrow, into the current Python environment.  Without them those tests skip, naming the package.
 #
-# Not run by CI: measured on the 2-core machine (2026-11-26), pyspark took 119 s to install
-# (491 MB), Ray 27 s (240 MB), and the Spark test alone 85-145 s per backend run; see
+# CI installs Ray only (.ci/run): measured on the 2-core machine (2026-11-26), pyspark took 119 s
+# to install (491 MB), Ray 27 s (240 MB), and the Spark test alone 85-145 s per backend run; see
 # docs/batch.md ("Spark", "Ray").
 #
 # Usage: scripts/install-batch-engines.sh

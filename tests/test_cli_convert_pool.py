@@ -98,3 +98,13 @@ def test_jobs_must_not_be_negative(tmp_path: Path) -> None:
     make_inputs(tmp_path / "in")
     proc = _cli(tmp_path / "in", "--to", "godot4", "--out-dir", tmp_path / "out", "--jobs", "-1")
     assert proc.returncode == 2 and "--jobs wants 0" in proc.stderr
+
+
+def test_verify_is_on_unless_turned_off() -> None:
+    """``--verify/--no-verify`` (issue 25): every output is read back by default."""
+    from godot_formats.tool import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["convert", "x", "--to", "godot4"]).verify is True
+    assert parser.parse_args(["convert", "x", "--to", "godot4", "--verify"]).verify is True
+    assert parser.parse_args(["convert", "x", "--to", "godot4", "--no-verify"]).verify is False

@@ -83,7 +83,8 @@ def from_form(node):
         return {from_form(args[k]): from_form(args[k + 1]) for k in range(0, len(args), 2)}
     if name == "PackedByteArray" and "args" in node:
         return bytes(node["args"])
-    raise ValueError(f"the package has no value for {name}{' (typed)' if 'key_type' in node or 'elem_type' in node else ''}")
+    typed = " (typed)" if "key_type" in node or "elem_type" in node else ""
+    raise ValueError(f"the package has no value for {name}{typed}")
 
 
 def answer(request):

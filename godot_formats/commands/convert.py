@@ -92,8 +92,8 @@ def add_parser(subparsers: Any) -> None:
                         help="read and write full Objects (as inert data, never instantiated)")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress counter on stderr (auto: when stderr is a terminal)")
-    parser.add_argument("--no-verify", dest="verify", action="store_false",
-                        help="do not read each output back and compare it with the converted values")
+    parser.add_argument("--verify", dest="verify", action=argparse.BooleanOptionalAction, default=True,
+                        help="read each output back and compare it with the converted values (default: on)")
     parser.add_argument("--workers", "--jobs", dest="workers", type=int, metavar="N",
                         help="convert on N processes (default and 0: every core; 1: in this process); "
                              "a worker that dies fails its file only")
