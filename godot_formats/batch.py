@@ -592,12 +592,30 @@ def _final(row: dict[str, Any]) -> bool:
     return row.get("status") in _FINAL or (row.get("status") == "skipped" and row.get("error") == DONE_EARLIER)
 
 
+@contextlib.contextmanager
+def _locked(f: Any) -> Iterator[None]:
+    """The journal held alone while it is appended or mended: shards sharing one journal (the
+    default one, beside a shared ``dst``) never see each other's half-written batch as a torn
+    line, nor interleave their lines.  Where ``fcntl`` is missing, one process at a time is the
+    caller's to keep."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
 def _cut_torn_tail(path: Path) -> None:
     """Drop a last line cut short by a kill in the middle of an append (its rows were not fsynced, so
     none of them was promised), so that this run's first row does not glue onto it and the journal
     stays JSON lines for every reader.  A last line that is whole JSON without its newline (a file
     another tool wrote) keeps its row and gets the newline."""
-    with contextlib.suppress(FileNotFoundError), path.open("r+b") as f:
+    with contextlib.suppress(FileNotFoundError), path.open("r+b") as f, _locked(f):
         end = f.seek(0, os.SEEK_END)
         if end == 0:
             return
@@ -652,9 +670,10 @@ class Journal:
         if self.pending:
             if any(r.get("status") in _FINAL for r in self.pending):
                 os.sync()
-            self.file.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.pending))
-            self.file.flush()
-            os.fsync(self.file.fileno())
+            with _locked(self.file):
+                self.file.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.pending))
+                self.file.flush()
+                os.fsync(self.file.fileno())
             self.pending.clear()
         self.last = time.monotonic()
 
@@ -751,11 +770,25 @@ def _items(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: 
            opts: BatchOptions, shard: tuple[int, int], done: dict[str, dict[str, Any]], overwrite: bool,
            run_id: str, storage_options: dict[str, Any] | None = None) -> Iterator[Task | dict[str, Any]]:
     """The tasks of a run (and the rows of what is skipped or refused at once), streamed from the
-    listing."""
+    listing.  Two keys with one output (``s3://b/x.sav`` and ``gs://b/x.sav``, ``/d/x.sav`` and
+    ``d/x.sav``) would write it twice, the second over the first: the first is converted, the
+    other fails naming it.  A key given twice is one input, converted once (one row)."""
+    outputs: dict[str, str] = {}  # each output handed out, and its key
     for key, path, skipped in _listing(src, dst, storage_options):
         if not in_shard(key, shard):
             continue
         dest = key_dest(key, dst)
+        first = outputs.get(dest) if dest is not None else None
+        if first == key:
+            continue  # the same key again
+        if first is not None:
+            row = new_row(key, None, run_id)
+            row.update(status="failed", error_kind="bad input",
+                       error=f"its output {dest} is also the output of {first} (written once, for {first})")
+            yield row
+            continue
+        if dest is not None:
+            outputs[dest] = key
         if skipped is not None or dest is None:
             row = new_row(key, None, run_id)
             if dest is None and skipped is None:

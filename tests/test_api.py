@@ -157,3 +157,13 @@ def test_the_environment_forces_the_pure_python_reference() -> None:
     env = {**os.environ, "GODOT_FORMATS_PURE": "1"}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
     assert out.split() == ["python", "python"]
+
+
+@pytest.mark.parametrize("max_size", [2**64, float("inf")])
+def test_a_max_size_past_what_c_holds_is_no_limit_not_an_error(max_size: object) -> None:
+    """A huge max_size is a limit never reached, under both backends (the compiled core's size
+    type cannot hold it: the reference's check runs instead); a negative one refuses every input
+    with the library's own error."""
+    assert gf.loads(b"\x00\x00\x00\x00", "godot4", max_size=max_size) is None  # type: ignore[arg-type]
+    with pytest.raises(gf.DecodeError, match="max_size=-1"):
+        gf.loads(b"\x00\x00\x00\x00", "godot4", max_size=-1)

@@ -390,3 +390,41 @@ def test_an_iterable_of_keys(tmp_path: Path) -> None:
     assert batch.key_dest("s3://studio/saves/p1.sav", "out") == str(Path("out") / "studio/saves/p1.sav")
     assert batch.key_dest("/data/./a.sav", "gs://b/new/") == "gs://b/new/data/a.sav"
     assert batch.key_dest("a/../../b", "out") is None and batch.key_dest("s3://", "out") is None
+
+
+def test_keys_with_one_output_write_it_once(tmp_path: Path) -> None:
+    """Two keys whose outputs are one file (a leading '/', a doubled '/') would write it twice, the
+    second over the first even with overwrite: the first converts, the other fails naming it; the
+    same key twice is one input, one row."""
+    keys = make_inputs(tmp_path / "in")
+    one = next(str(tmp_path / "in" / k) for k in keys if k.endswith(".sav"))
+    twin = one.replace("/in/", "/in//", 1)
+    result = batch.convert([one, twin, one], tmp_path / "out", to="godot4", password=PASSWORD, workers=1,
+                           overwrite=True)
+    assert [r["path"] for r in result.rows].count(one) == 1 and len(result.rows) == 2
+    by_key = {r["path"]: r for r in result.rows}
+    assert by_key[one]["status"] in ("converted", "unchanged", "failed")
+    assert by_key[twin]["status"] == "failed" and by_key[twin]["error_kind"] == "bad input"
+    assert one in by_key[twin]["error"] and by_key[twin]["output_path"] in (None, "")
+
+
+def test_a_journal_being_appended_is_not_mended_under_its_writer(tmp_path: Path) -> None:
+    """A shard that starts while another is in the middle of appending a batch to the same journal
+    waits for it, rather than cutting the batch's unfinished last line as if a kill had torn it."""
+    import threading
+
+    path = tmp_path / "journal.jsonl"
+    row = json.dumps({"path": "a.sav", "status": "converted"})
+    with path.open("a", encoding="utf-8") as writer, batch._locked(writer):
+        writer.write(row[:10])
+        writer.flush()
+        opened: list[batch.Journal] = []
+        t = threading.Thread(target=lambda: opened.append(batch.Journal(path)))
+        t.start()
+        t.join(0.5)
+        assert t.is_alive()  # waiting for the writer
+        writer.write(row[10:] + "\n")
+        writer.flush()
+    t.join(30)
+    opened[0].close()
+    assert path.read_text(encoding="utf-8") == row + "\n"

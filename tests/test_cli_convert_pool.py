@@ -108,3 +108,49 @@ def test_verify_is_on_unless_turned_off() -> None:
     assert parser.parse_args(["convert", "x", "--to", "godot4"]).verify is True
     assert parser.parse_args(["convert", "x", "--to", "godot4", "--verify"]).verify is True
     assert parser.parse_args(["convert", "x", "--to", "godot4", "--no-verify"]).verify is False
+
+
+def _square(n: int) -> int:
+    return n * n
+
+
+def test_ctrl_c_while_waiting_gives_the_files_that_finished(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the parent waits for a file: the files running finish (their outputs are
+    written), and each one that finished is still given with its outcome before the interrupt goes
+    on, so no written output goes uncounted (the next run would refuse it as an existing file)."""
+    from concurrent.futures import Future
+
+    from godot_formats.commands import convert_pool
+
+    class Interrupted(Future):  # type: ignore[type-arg]
+        """The first job's future: Ctrl-C arrives just as its result is awaited."""
+
+        def __init__(self, real: Future) -> None:  # type: ignore[type-arg]
+            super().__init__()
+            self.real, self.waited = real, False
+
+        def result(self, timeout: float | None = None) -> int:
+            value: int = self.real.result()
+            if not self.waited:  # the first wait is the one Ctrl-C breaks into
+                self.waited = True
+                raise KeyboardInterrupt
+            return value
+
+        def done(self) -> bool:
+            return self.real.done()
+
+        def cancelled(self) -> bool:
+            return self.real.cancelled()
+
+        def exception(self, timeout: float | None = None) -> BaseException | None:
+            return self.real.exception()
+
+    real_submit = convert_pool.submit
+    monkeypatch.setattr(convert_pool, "submit", lambda pool, fn, job: (
+        Interrupted(real_submit(pool, fn, job)) if job == 0 else real_submit(pool, fn, job)))
+    given: list[tuple[int, int]] = []
+    with pytest.raises(KeyboardInterrupt):
+        for pair in convert_pool.in_order(list(range(8)), _square, 2, lambda j: -1, lambda j: None):
+            given.append(pair)
+    assert given[0] == (0, 0)  # the awaited file, finished: given, not dropped
+    assert all(r == j * j for j, r in given) and [j for j, _ in given] == sorted(j for j, _ in given)

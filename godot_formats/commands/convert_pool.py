@@ -68,6 +68,16 @@ def submit(pool: Executor, fn: Callable[[J], R], job: J) -> Future[R]:
         return future
 
 
+def _finished_before_stop(flight: list[tuple[J, Future[R]]], pool: Executor) -> Generator[tuple[J, R], None, None]:
+    """After Ctrl-C: the jobs not started are cancelled and those running finish (their outputs are
+    written), so each of those is given with its outcome; a run that counted them as not done
+    would leave outputs that the next run refuses as existing files."""
+    pool.shutdown(wait=True, cancel_futures=True)
+    for job, future in flight:
+        if future.done() and not future.cancelled() and future.exception() is None:
+            yield job, future.result()
+
+
 def in_order(jobs: list[J], work: Callable[[J], R], workers: int, died: Callable[[J], R],
              tidy: Callable[[J], None]) -> Generator[tuple[J, R], None, None]:
     """``(job, work(job))`` for each job, in the order of ``jobs``, on ``workers`` processes.
@@ -88,6 +98,9 @@ def in_order(jobs: list[J], work: Callable[[J], R], workers: int, died: Callable
             job, future = window.popleft()
             try:
                 result = future.result()
+            except KeyboardInterrupt:
+                yield from _finished_before_stop([(job, future), *window], pool)
+                raise
             except BrokenProcessPool:
                 lost = [(job, future), *window]
                 window.clear()

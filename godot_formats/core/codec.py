@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import operator
 import struct
+import sys
 from array import array
 from functools import cache, lru_cache, partial
 from itertools import chain, islice, repeat
@@ -297,7 +298,8 @@ class Decoder:
         #: What :func:`~godot_formats.api.loads` calls: the compiled ``Reader.loads`` (no Python
         #: frame for a small message, which costs about as much to reach as to read), or the reference.
         self.loads: _Fn[[Any], Any] = self._loads_reference
-        if self._c is not None:
+        if self._c is not None and type(max_size) is int and 0 <= max_size <= sys.maxsize:
+            # (a max_size C cannot hold as a size, or a negative one, keeps the reference's checks)
             self._c.bind(max_size, self._dictionary_for, self._after_c)
             self.loads = self._c.loads
 
