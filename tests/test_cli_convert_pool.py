@@ -58,7 +58,7 @@ def test_a_worker_that_dies_fails_its_file_only(tmp_path: Path, monkeypatch: pyt
     zstd = [line for line in lines if "zstd.sav" in line]
     assert zstd == [f"failed     {tmp_path / 'in' / 'zstd.sav'}: internal error: the worker process died converting "
                     "this file, twice (the second time alone); please report it"], (out, err)
-    assert lines[-1] == "21 file(s): 17 converted, 0 unchanged, 4 failed, 0 skipped"
+    assert lines[-1] == "21 file(s): 17 converted, 0 unchanged, 4 failed, 0 skipped", (out, err)
     assert (tmp_path / "out" / "in" / "plain.sav").exists() and not (tmp_path / "out" / "in" / "zstd.sav").exists()
     assert not [p for p in (tmp_path / "out").rglob("*") if ".godot-formats-" in p.name]
 

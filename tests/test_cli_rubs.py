@@ -174,10 +174,10 @@ def test_progress_ticks_inside_a_slow_file(tmp_path: Path, monkeypatch: pytest.M
 
     real = convert_command.convert_bytes
 
-    def slow(data: bytes, args: Any, step: Any = None) -> Any:
+    def slow(data: bytes, args: Any, step: Any = None, form: Any = None) -> Any:
         step("converting")
         time.sleep(0.6)
-        return real(data, args)
+        return real(data, args, form=form)
 
     monkeypatch.setattr(convert_command, "convert_bytes", slow)
     monkeypatch.setattr(convert_command.Progress, "tick", 0.05)

@@ -476,7 +476,19 @@ def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress) ->
     from .convert_pool import in_order, workers_of
 
     work = functools.partial(convert_one, args=args)
-    outcomes = in_order(jobs, work, workers_of(args), _died, _tidy)
+    # The outputs there before the run: a worker killed by a neighbour's crash after it renamed its
+    # output into place, but before it reported, left a whole output of this run, which its solo
+    # retry would otherwise refuse as an existing file.  Such an output (and only such) is removed
+    # before the retry writes it again.
+    before = {j.dest for j in jobs if j.dest is not None and os.path.lexists(j.dest)}
+
+    def tidy(job: Job) -> None:
+        _tidy(job)
+        if job.dest is not None and job.dest not in before:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(job.dest)
+
+    outcomes = in_order(jobs, work, workers_of(args), _died, tidy)
     try:
         for i, (job, outcome) in enumerate(outcomes):
             yield job, outcome
