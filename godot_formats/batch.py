@@ -37,7 +37,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import attrs
 
@@ -46,6 +46,10 @@ from .core.errors import AmbiguousDialectError, ConversionError, DecodeError, Go
 from .core.version import __version__
 from .layers.files import TEMP_MARK, is_temp_name
 from .saves.conversion import Loss
+
+_J = TypeVar("_J")
+_R = TypeVar("_R")
+
 
 __all__ = ["ROW_FIELDS", "BatchOptions", "Result", "arrow_schema", "convert", "convert_bytes", "convert_data",
            "failure", "in_shard"]
@@ -410,13 +414,14 @@ def _solo(task: Task) -> dict[str, Any]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def submit(pool: Executor, fn: Callable[[Task], Any], task: Task) -> Future[Any]:
-    """``pool.submit(fn, task)``; a default pool that broke already (a worker died since the last
-    look) gives a future holding that error, so that the file gets its solo retry with the others."""
+def submit(pool: Executor, fn: Callable[[_J], _R], job: _J) -> Future[_R]:
+    """``pool.submit(fn, job)``; a pool that broke already (a worker died since the last look) gives
+    a future holding that error, so that the job gets its solo retry with the others in flight
+    (this module's pool and the command line's, :mod:`.commands.convert_pool`)."""
     try:
-        return pool.submit(fn, task)
+        return pool.submit(fn, job)
     except BrokenProcessPool as e:
-        future: Future[Any] = Future()
+        future: Future[_R] = Future()
         future.set_exception(e)
         return future
 

@@ -20,7 +20,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from ..batch import _ignore_sigint
+from ..batch import _ignore_sigint, submit
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -55,17 +55,6 @@ def _settled(job: J, future: Future[R], work: Callable[[J], R], died: Callable[[
     if future.done() and not future.cancelled() and future.exception() is None:
         return future.result()
     return _solo(job, work, died, tidy)
-
-
-def submit(pool: Executor, fn: Callable[[J], R], job: J) -> Future[R]:
-    """``pool.submit(fn, job)``; a pool that broke already (a worker died since the last look) gives
-    a future holding that error, so that the job is retried with the others in flight."""
-    try:
-        return pool.submit(fn, job)
-    except BrokenProcessPool as e:
-        future: Future[R] = Future()
-        future.set_exception(e)
-        return future
 
 
 def _finished_before_stop(flight: list[tuple[J, Future[R]]], pool: Executor) -> Generator[tuple[J, R], None, None]:
