@@ -41,7 +41,7 @@ from typing import Any, BinaryIO, TypeVar
 
 import attrs
 
-from .commands.common import describe_layers, internal_error, located, one_line
+from .commands.common import ctrl_c_deferred, describe_layers, internal_error, located, one_line
 from .core.errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError
 from .core.version import __version__
 from .layers.files import TEMP_MARK, is_temp_name
@@ -426,65 +426,89 @@ def submit(pool: Executor, fn: Callable[[_J], _R], job: _J) -> Future[_R]:
         return future
 
 
-def _run(items: Iterable[Task | dict[str, Any]], workers: int, executor: Executor | None,
-         spill: list[dict[str, Any]]) -> Generator[dict[str, Any], None, None]:
-    """The rows of ``items`` (tasks run on the pool; ready rows passed through), as they finish.
+#: The most files per future on the default pool: one future per small save costs the parent as
+#: much CPU as the worker spends converting it (pickling, the pool's threads, waking them), which
+#: kept ``--jobs 2`` from using both cores.  Chunks start at one file and grow to this as files
+#: finish, so a run of a few files still spreads over every worker.
+POOL_CHUNK = 8
 
-    At most ``2 * workers`` files are in flight, so the listing is streamed.  When the default
-    pool breaks (a worker died), the files in flight are retried one by one alone and the run goes
-    on with a fresh pool.  Closing the generator (Ctrl-C) cancels what has not started and waits
-    for the files being written, so no temporary file is left behind; the rows of those files go to
-    ``spill`` (a closed generator yields no more), so that the journal has them too.
+
+def _chunk_size(done: int, workers: int) -> int:
+    """How many files the next chunk of the default pool takes, once ``done`` files are back."""
+    return max(1, min(POOL_CHUNK, done // (4 * workers)))
+
+
+def _run(items: Iterable[Task | dict[str, Any]], workers: int,
+         spill: list[dict[str, Any]]) -> Generator[dict[str, Any], None, None]:
+    """The rows of ``items`` (tasks run on the default pool in chunks; ready rows passed through),
+    as they finish.
+
+    At most ``2 * workers`` chunks are in flight, so the listing is streamed.  When the pool breaks
+    (a worker died), every file of the chunks in flight is retried alone and the run goes on with a
+    fresh pool.  Closing the generator (Ctrl-C) cancels what has not started and waits for the
+    chunks being written, so no temporary file is left behind; the rows of those files, and the
+    rows back but not yet given, go to ``spill`` (a closed generator yields no more), so that the
+    journal has them too.
     """
-    own = executor is None
-    pool: Executor = executor or ProcessPoolExecutor(workers, initializer=_ignore_sigint)
-    inflight: dict[Future[dict[str, Any]], Task] = {}
+    pool: Executor = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
+    inflight: dict[Future[list[dict[str, Any]]], list[Task]] = {}
+    ready: collections.deque[dict[str, Any]] = collections.deque()
+    lost: collections.deque[Task] = collections.deque()  # files of a broken pool, each to be retried alone
     source = iter(items)
+    done = 0
     try:
         while True:
+            chunk: list[Task] = []
             for item in source:
                 if isinstance(item, dict):
                     yield item
                     continue
-                inflight[submit(pool, _work, item)] = item
-                if len(inflight) >= 2 * workers:
-                    break
+                chunk.append(item)
+                if len(chunk) >= _chunk_size(done, workers):
+                    inflight[submit(pool, _work_many, chunk)] = chunk
+                    chunk = []
+                    if len(inflight) >= 2 * workers:
+                        break
+            if chunk:
+                inflight[submit(pool, _work_many, chunk)] = chunk
             if not inflight:
                 return
             finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
-            yield from _collect(finished, inflight, own)
-            if own and any(isinstance(f.exception(), BrokenProcessPool) for f in inflight if f.done()):
-                lost = list(inflight.values())
+            _collect(finished, inflight, ready)
+            while ready:
+                done += 1
+                yield ready.popleft()
+            if any(isinstance(f.exception(), BrokenProcessPool) for f in inflight if f.done()):
+                lost.extend(task for tasks in inflight.values() for task in tasks)
                 inflight.clear()
                 pool.shutdown(wait=True, cancel_futures=True)
-                for task in lost:
-                    yield _solo(task)
+                while lost:
+                    done += 1
+                    yield _solo(lost.popleft())
                 pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
     finally:
-        if own:
-            pool.shutdown(wait=True, cancel_futures=True)
-        for future, task in inflight.items():
+        pool.shutdown(wait=True, cancel_futures=True)
+        for future, tasks in inflight.items():
             if future.done() and not future.cancelled() and future.exception() is None:
-                spill.append(future.result())
+                spill.extend(future.result())
             else:
-                _remove_temps(task.dest)
+                lost.extend(tasks)
+        for task in lost:
+            _remove_temps(task.dest)
+        spill.extend(ready)
 
 
-def _collect(finished: set[Future[dict[str, Any]]], inflight: dict[Future[dict[str, Any]], Task],
-             own: bool) -> Iterator[dict[str, Any]]:
-    """The rows of the finished futures; a future of a broken default pool stays in ``inflight``
-    (for its solo retry), any other exception is its file's failed row."""
+def _collect(finished: set[Future[list[dict[str, Any]]]], inflight: dict[Future[list[dict[str, Any]]], list[Task]],
+             ready: collections.deque[dict[str, Any]]) -> None:
+    """The rows of the finished chunks onto ``ready``; a chunk of the broken pool stays in
+    ``inflight`` (for its files' solo retries), any other exception fails each of its files."""
     for future in finished:
         error = future.exception()
         if error is None:
-            del inflight[future]  # before the yield: a run stopped at this row must not spill it again
-            yield future.result()
-        elif not (own and isinstance(error, BrokenProcessPool)):
-            task = inflight.pop(future)
-            kind, text, _ = failure(error) if isinstance(error, Exception) else ("internal", repr(error), ())
-            row = _died(task, text)
-            row["error_kind"] = kind
-            yield row
+            ready.extend(future.result())
+            del inflight[future]
+        elif not isinstance(error, BrokenProcessPool):
+            ready.extend(_chunk_rows(future, inflight.pop(future)))
 
 
 #: Files per future on an executor given by the caller (``executor=``): a Dask future costs
@@ -852,14 +876,15 @@ def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst:
     spill: list[dict[str, Any]] = []
     items = _items(src, dst, opts, shard, done, overwrite, run_id, storage_options)
     width = workers or os.cpu_count() or 1
-    rows = _run(items, width, None, spill) if executor is None else _run_on(items, width, executor, spill)
+    rows = _run(items, width, spill) if executor is None else _run_on(items, width, executor, spill)
 
     def record(row: dict[str, Any]) -> None:
-        journal.add(row)
-        result.rows.append(row)
-        result.counts[row["status"]] += 1
-        if progress is not None:
-            progress(row, result.counts)
+        with ctrl_c_deferred():  # journaled, counted and shown, or none of them
+            journal.add(row)
+            result.rows.append(row)
+            result.counts[row["status"]] += 1
+            if progress is not None:
+                progress(row, result.counts)
 
     try:
         for row in rows:

@@ -700,3 +700,50 @@ def test_a_decode_that_falls_back_leaves_nothing_untracked_or_alive() -> None:
             p.c(data[:-3])
     gc.collect()
     assert len(gc.get_objects()) - before < 100
+
+
+def test_a_vector_holds_only_numbers_and_is_left_untracked() -> None:
+    """A Vector3 (a tuple of floats with no __dict__) can never be part of a cycle: the core leaves it
+    untracked, as CPython's collector leaves an exact tuple of numbers, so a save's one vector per
+    record is not walked by every collection.  A dict of numbers and such vectors stays untracked as
+    Python keeps a dict of atomic values; a list stored in it later tracks it (CPython's own rule)."""
+    p = pair("godot3")
+    got, _ = p.c(gf.dumps([{"pos": t.Vector3(1, 2, 3), "hp": 0.5}, t.Color(1, 0, 0, 1)], "godot3"))
+    record, color = got
+    assert record == {"pos": t.Vector3(1, 2, 3), "hp": 0.5} and color == t.Color(1, 0, 0, 1)
+    assert not gc.is_tracked(record["pos"]) and not gc.is_tracked(color)
+    assert not gc.is_tracked(record)
+    record["back"] = [got]  # a cycle through the dict: CPython tracks the dict as the list goes in
+    assert gc.is_tracked(record) and gc.is_tracked(got)
+
+
+class _Tagged(t.Vector3):
+    """A Vector3 subclass whose instances have a __dict__ (no __slots__): they can hold anything."""
+
+
+def test_a_vector_class_that_can_hold_more_than_numbers_stays_tracked() -> None:
+    """A table whose Vector3 is a subclass with a __dict__: its instances can hold a cycle
+    (``v.back = v``), so the core leaves them tracked and the GC collects the cycle."""
+    cls = _Tagged
+    import weakref
+
+    built = codec._CReader(Decoder(get_dialect("godot3"), backend="python"), _cdecode)
+    index = get_dialect("godot3").types.index("Vector3")
+    kind, (make, _cls, count, is_int, wide) = built.table[index]
+    table = built.table[:index] + ((kind, (make, cls, count, is_int, wide)),) + built.table[index + 1:]
+    dec = built.dec
+    reader = _cdecode.Reader(get_dialect("godot3").type_mask, table, tuple(dec._readers), built.typed_array_head,
+                             built.typed_dict_head, dec.max_depth, -1, dec._flag_marks)
+    data = gf.dumps(t.Vector3(1, 2, 3), "godot3")
+    v, _ = reader.decode(data, 0, len(data), lambda: partial(codec._dictionary, rules=dec._key_rules, memo={}))
+    assert type(v) is cls and tuple(v) == (1.0, 2.0, 3.0) and gc.is_tracked(v)
+
+    class Marker:
+        pass
+
+    marker = Marker()
+    marker.v, v.back = v, marker  # type: ignore[attr-defined]
+    alive = weakref.ref(marker)
+    del v, marker
+    gc.collect()
+    assert alive() is None

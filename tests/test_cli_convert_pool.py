@@ -90,7 +90,15 @@ def test_ctrl_c_prints_the_summary_and_exits_130(tmp_path: Path) -> None:
     assert proc.returncode == 130, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[-1] == "children 0"
-    assert lines[-2].endswith(" (interrupted)") and lines[-2].startswith("4 file(s): ")
+    assert lines[-2].endswith(" (interrupted)")
+    # Every file counted has its line, and every output written is counted (the files that finished
+    # while Ctrl-C landed among the lines too: a rerun would refuse an uncounted one as existing).
+    status_lines = [line for line in lines if line.split(" ", 1)[0] in ("converted", "unchanged", "failed", "skipped")]
+    assert lines[-2].startswith(f"{len(status_lines)} file(s): ") and len(status_lines) >= 4
+    converted = {line.split(": ", 1)[0].split()[-1] for line in status_lines if line.startswith("converted")}
+    written = {str(tmp_path / "in" / p.relative_to(tmp_path / "out" / "in")) for p in (tmp_path / "out").rglob("*")
+               if p.is_file()}
+    assert written == converted
     assert not [p for p in (tmp_path / "out").rglob("*") if ".godot-formats-" in p.name]
 
 
@@ -146,11 +154,31 @@ def test_ctrl_c_while_waiting_gives_the_files_that_finished(monkeypatch: pytest.
             return self.real.exception()
 
     real_submit = convert_pool.submit
-    monkeypatch.setattr(convert_pool, "submit", lambda pool, fn, job: (
-        Interrupted(real_submit(pool, fn, job)) if job == 0 else real_submit(pool, fn, job)))
+    monkeypatch.setattr(convert_pool, "submit", lambda pool, fn, chunk: (
+        Interrupted(real_submit(pool, fn, chunk)) if chunk == [0] else real_submit(pool, fn, chunk)))
     given: list[tuple[int, int]] = []
+    spill: list[tuple[int, int]] = []
+    outcomes = convert_pool.in_order(list(range(8)), _square, 2, lambda j: -1, lambda j: None, spill)
     with pytest.raises(KeyboardInterrupt):
-        for pair in convert_pool.in_order(list(range(8)), _square, 2, lambda j: -1, lambda j: None):
+        for pair in outcomes:
             given.append(pair)
-    assert given[0] == (0, 0)  # the awaited file, finished: given, not dropped
-    assert all(r == j * j for j, r in given) and [j for j, _ in given] == sorted(j for j, _ in given)
+    outcomes.close()
+    assert given == [] and spill[0] == (0, 0)  # the awaited file, finished: given to spill, not dropped
+    assert all(r == j * j for j, r in spill) and [j for j, _ in spill] == sorted(j for j, _ in spill)
+
+
+def test_closing_in_the_middle_of_a_chunk_spills_the_rest_of_it() -> None:
+    """Files go to the workers in chunks (up to POOL_CHUNK): a run closed (Ctrl-C) while a chunk's
+    outcomes are being given keeps the outcomes not given yet, and those of the chunks that finished,
+    in ``spill``: every file that was converted is counted once, none twice."""
+    from godot_formats.commands import convert_pool
+
+    spill: list[tuple[int, int]] = []
+    outcomes = convert_pool.in_order(list(range(200)), _square, 2, lambda j: -1, lambda j: None, spill)
+    given = [next(outcomes) for _ in range(61)]  # past the first chunks of one, inside a chunk of several
+    outcomes.close()
+    jobs = [j for j, _ in given + spill]
+    assert given == [(j, j * j) for j in range(61)]
+    assert len(jobs) == len(set(jobs)) and all(r == j * j for j, r in given + spill)
+    assert jobs == list(range(len(jobs)))  # given and spilled: every file that finished, in order
+    assert len(spill) >= 1  # the rest of the chunk whose outcome was being given

@@ -8,9 +8,13 @@ Not a command (``tool.COMMANDS`` does not list it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -591,3 +595,25 @@ def _untouched_leaf(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
     except GodotFormatsError:
         pass
     return new
+
+
+@contextlib.contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C that arrives inside the block until the block ends, then raise it as usual.
+
+    A file's outcome is counted, printed and journaled in a few steps; a ``KeyboardInterrupt`` between
+    two of them would count a file without its line, or journal one without counting it.  Blocking
+    the signal would not do: the kernel hands it to another thread (a pool's), and CPython raises it
+    in the main thread at its next instruction, so the handler itself is swapped for the block.
+    Outside the main thread (where no handler can be set, and none runs) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[Any] = []
+    old = signal.signal(signal.SIGINT, lambda *received: got.append(received))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+        if got and callable(old):
+            old(*got[0])

@@ -50,6 +50,7 @@ from .common import (
     EXIT_USAGE,
     add_password_options,
     credentials,
+    ctrl_c_deferred,
     dialect_arg,
     internal_error,
     one_line,
@@ -449,7 +450,8 @@ def batch_mode(args: argparse.Namespace) -> bool:
 Outcomes = Generator[tuple[Job, Outcome], None, None]
 
 
-def _in_this_process(jobs: list[Job], args: argparse.Namespace, progress: Progress) -> Outcomes:
+def _in_this_process(jobs: list[Job], args: argparse.Namespace, progress: Progress,
+                     spill: list[tuple[Job, Outcome]]) -> Outcomes:
     for i, job in enumerate(jobs):
         with progress.working(i, job.label) as step:
             outcome = convert_one(job, args, step)
@@ -471,8 +473,10 @@ def _died(job: Job) -> Outcome:
                              "(the second time alone); please report it")
 
 
-def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress) -> Outcomes:
-    """The jobs on a process pool (:mod:`.convert_pool`), in the plan's order."""
+def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress,
+               spill: list[tuple[Job, Outcome]]) -> Outcomes:
+    """The jobs on a process pool (:mod:`.convert_pool`), in the plan's order; closed (Ctrl-C), the
+    outcomes of the files that finished meanwhile go to ``spill``."""
     from .convert_pool import in_order, workers_of
 
     work = functools.partial(convert_one, args=args)
@@ -488,7 +492,7 @@ def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress) ->
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(job.dest)
 
-    outcomes = in_order(jobs, work, workers_of(args), _died, tidy)
+    outcomes = in_order(jobs, work, workers_of(args), _died, tidy, spill)
     try:
         for i, (job, outcome) in enumerate(outcomes):
             yield job, outcome
@@ -515,20 +519,28 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(jobs), args.progress)
     counts = {"converted": 0, "unchanged": 0, "failed": 0, "skipped": 0}
     live = sum(j.refused is None for j in jobs)
-    results = (_on_a_pool if pooled(args) and live > 1 else _in_this_process)(jobs, args, progress)
-    interrupted = False
-    try:
-        for job, outcome in results:
+    spill: list[tuple[Job, Outcome]] = []
+    results = (_on_a_pool if pooled(args) and live > 1 else _in_this_process)(jobs, args, progress, spill)
+
+    def show(job: Job, outcome: Outcome) -> None:
+        with ctrl_c_deferred():  # counted and printed, or neither
             progress.clear()
             counts[outcome.status] += 1
             print(printable(f"{outcome.status:<9}  {job.label}: {outcome.detail}"), file=report)
             for loss in outcome.losses:
                 print(printable(f"    {'loss' if outcome.status != 'failed' else 'would lose'}: {loss}"), file=report)
             report.flush()
+
+    interrupted = False
+    try:
+        for job, outcome in results:
+            show(job, outcome)
     except KeyboardInterrupt:  # the files being written finish (closing the pool waits); the summary follows
         interrupted = True
     finally:
         results.close()
+        for job, outcome in spill:
+            show(job, outcome)
     progress.show(len(jobs), "done")
     progress.clear()
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
+import itertools
 import os
-from collections.abc import Callable, Generator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from ..batch import _ignore_sigint, submit
+from ..batch import _chunk_size, _ignore_sigint, submit
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -49,55 +51,70 @@ def _solo(job: J, work: Callable[[J], R], died: Callable[[J], R], tidy: Callable
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _settled(job: J, future: Future[R], work: Callable[[J], R], died: Callable[[J], R],
-             tidy: Callable[[J], None]) -> R:
-    """A future's result when it finished before the pool broke, else the solo retry's."""
-    if future.done() and not future.cancelled() and future.exception() is None:
-        return future.result()
-    return _solo(job, work, died, tidy)
+def _many(work: Callable[[J], R], jobs: list[J]) -> list[R]:
+    """``work`` on a chunk of jobs, in one future (see :data:`godot_formats.batch.POOL_CHUNK`)."""
+    return [work(job) for job in jobs]
 
 
-def _finished_before_stop(flight: list[tuple[J, Future[R]]], pool: Executor) -> Generator[tuple[J, R], None, None]:
-    """After Ctrl-C: the jobs not started are cancelled and those running finish (their outputs are
-    written), so each of those is given with its outcome; a run that counted them as not done
-    would leave outputs that the next run refuses as existing files."""
-    pool.shutdown(wait=True, cancel_futures=True)
-    for job, future in flight:
-        if future.done() and not future.cancelled() and future.exception() is None:
-            yield job, future.result()
+class _Pending:
+    """The mark of a job whose chunk was lost to a broken pool: it is retried alone."""
 
 
-def in_order(jobs: list[J], work: Callable[[J], R], workers: int, died: Callable[[J], R],
-             tidy: Callable[[J], None]) -> Generator[tuple[J, R], None, None]:
-    """``(job, work(job))`` for each job, in the order of ``jobs``, on ``workers`` processes.
-    ``work`` never raises (it is ``convert_one``); ``died(job)`` is the result of a job that killed
-    its worker twice; ``tidy(job)`` removes a job's temporary file, before its solo retry.  Closing
-    the generator (Ctrl-C) cancels the jobs not started and waits for those running."""
+PENDING = _Pending()
+
+
+def _finished(future: Future[list[R]]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
+
+
+def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Callable[[J], R],
+             tidy: Callable[[J], None], spill: list[tuple[J, R]]) -> Generator[tuple[J, R], None, None]:
+    """``(job, work(job))`` for each job, in the order of ``jobs``, on ``workers`` processes, the jobs
+    sent in chunks (one at first, then up to :data:`~godot_formats.batch.POOL_CHUNK`).  ``work``
+    never raises (it is ``convert_one``); ``died(job)`` is the result of a job that killed its
+    worker twice; ``tidy(job)`` removes what a job's killed worker left, before its solo retry.
+
+    Closing the generator (Ctrl-C) cancels the chunks not started and waits for those running; the
+    outcomes of every job that finished and was not given yet go to ``spill``: their outputs are
+    written, and a run that did not count them would leave outputs that the next run refuses as
+    existing files."""
     pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
-    window: collections.deque[tuple[J, Future[R]]] = collections.deque()
+    window: collections.deque[tuple[list[J], Future[list[R]]]] = collections.deque()
+    back: collections.deque[tuple[J, R | _Pending]] = collections.deque()  # in order, not given yet
     todo = iter(jobs)
+    done = 0
     try:
         while True:
-            for job in todo:
-                window.append((job, submit(pool, work, job)))
-                if len(window) >= 2 * workers:
+            while len(window) < 2 * workers:
+                chunk = list(itertools.islice(todo, _chunk_size(done, workers)))
+                if not chunk:
                     break
+                window.append((chunk, submit(pool, functools.partial(_many, work), chunk)))
             if not window:
                 return
-            job, future = window.popleft()
+            chunk, future = window[0]
             try:
-                result = future.result()
-            except KeyboardInterrupt:
-                yield from _finished_before_stop([(job, future), *window], pool)
-                raise
-            except BrokenProcessPool:
-                lost = [(job, future), *window]
-                window.clear()
+                back.extend(zip(chunk, future.result()))
+                window.popleft()
+            except BrokenProcessPool:  # the chunks that finished keep their results; the others' jobs go alone
                 pool.shutdown(wait=True, cancel_futures=True)
-                for each, was in lost:
-                    yield each, _settled(each, was, work, died, tidy)
+                while window:
+                    chunk, future = window.popleft()
+                    back.extend(zip(chunk, future.result()) if _finished(future) else ((j, PENDING) for j in chunk))
                 pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
-                continue
-            yield job, result
+            while back:
+                job, result = back[0]
+                if isinstance(result, _Pending):
+                    result = _solo(job, work, died, tidy)
+                back.popleft()
+                done += 1
+                yield job, result
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        for chunk, future in window:
+            back.extend(zip(chunk, future.result()) if _finished(future) else ((j, PENDING) for j in chunk))
+        for job, result in back:
+            if isinstance(result, _Pending):
+                tidy(job)
+            else:
+                spill.append((job, result))

@@ -145,6 +145,7 @@ typedef struct {
     int sub;              /* INT/FLOAT mode, ARRAY/DICTIONARY typed, MATH is_int */
     int count;            /* MATH: how many numbers */
     int fast_tuple;       /* MATH: make is tuple.__new__ on a plain tuple subclass */
+    int untrack;          /* MATH: and that subclass holds nothing but its numbers (see atomic_tuple_subclass) */
     int wide;             /* MATH: with FLAG_64, doubles: 0 not read here, 1 kept, 2 narrowed to float32 */
     Py_ssize_t size;      /* PACKED: bytes per element (item_size * width) */
     unsigned mark;        /* the mark a value of this id with the 64-bit flag leaves (an int: if it fits 32 bits) */
@@ -186,6 +187,24 @@ plain_tuple_subclass(PyObject *cls)
     while (tp != NULL && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE))
         tp = tp->tp_base;
     return tp == &PyTuple_Type && ((PyTypeObject *)cls)->tp_itemsize == PyTuple_Type.tp_itemsize;
+}
+
+/* Whether a plain tuple subclass's instances can hold nothing but their items: no __dict__, no
+ * slots of their own.  Such an instance made of numbers can never be part of a cycle, so it is
+ * left untracked by the GC, as CPython's collector leaves an exact tuple of atomic items (it
+ * cannot untrack a subclass, which might have a __dict__).  A vector in a save is one such object
+ * per record; tracked, each walked by every collection and counted towards the full ones. */
+static int
+atomic_tuple_subclass(PyObject *cls)
+{
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    if (!plain_tuple_subclass(cls) || tp->tp_dictoffset != 0 || tp->tp_basicsize != PyTuple_Type.tp_basicsize)
+        return 0;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+    if (tp->tp_flags & Py_TPFLAGS_MANAGED_DICT)
+        return 0;
+#endif
+    return 1;
 }
 
 static int
@@ -275,6 +294,7 @@ fill_slot(Slot *s, PyObject *entry, PyObject *reader)
         s->count = (int)v;
         s->sub = is_int;
         s->fast_tuple = s->obj == tuple_new && plain_tuple_subclass(s->obj2);
+        s->untrack = s->fast_tuple && atomic_tuple_subclass(s->obj2);
         break;
     }
     case K_PACKED: {
@@ -524,10 +544,12 @@ hold(State *st, PyObject *op)
     st->made[st->nmade++] = op;
 }
 
+/* CPython's rule (_PyObject_GC_MAY_BE_TRACKED), and a vector left untracked here (read_math)
+ * counts as the exact tuple of numbers it is. */
 static inline int
 may_be_tracked(PyObject *op)
 {
-    return PyObject_IS_GC(op) && (!PyTuple_CheckExact(op) || PyObject_GC_IsTracked(op));
+    return PyObject_IS_GC(op) && (!PyTuple_Check(op) || PyObject_GC_IsTracked(op));
 }
 
 /* Whether CPython would track this dict: when it holds a key or value the GC may track (its
@@ -551,8 +573,14 @@ release_held(State *st)
     Py_ssize_t i;
     for (i = 0; i < st->nmade; i++) {
         PyObject *op = st->made[i];
-        if (!PyObject_GC_IsTracked(op) && (!PyDict_CheckExact(op) || dict_needs_tracking(op)))
+        int want = !PyDict_CheckExact(op) || dict_needs_tracking(op);
+        /* A dict may have been tracked again by an insertion meanwhile (CPython tracks it when a
+         * tuple subclass goes in); one that needs no tracking is left untracked, as CPython's
+         * collector leaves it at its next pass. */
+        if (want && !PyObject_GC_IsTracked(op))
             PyObject_GC_Track(op);
+        else if (!want && PyObject_GC_IsTracked(op))
+            PyObject_GC_UnTrack(op);
         Py_DECREF(op);
     }
     free_stack(st->made, st->made0);
@@ -758,6 +786,8 @@ read_math(State *st, const Slot *s, Py_ssize_t *pos, int wide)
         PyTuple_SET_ITEM(parts, i, num);
     }
     *pos += 4 + size * s->count;
+    if (s->untrack)
+        PyObject_GC_UnTrack(parts);
     if (s->fast_tuple)
         return parts;
     {
@@ -943,7 +973,6 @@ build_dict(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *types)
 #endif
             if (d == NULL)
                 goto fail;
-            hold(st, d);
             for (i = 0; i < n; i += 2)
                 if (PyDict_SetItem(d, kv[i], kv[i + 1]) < 0) {
                     Py_DECREF(d);
@@ -952,6 +981,7 @@ build_dict(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *types)
             if (PyDict_GET_SIZE(d) == count) {
                 for (i = 0; i < n; i++)
                     Py_DECREF(kv[i]);
+                hold(st, d);  /* after the items: storing a container in a dict tracks it again */
                 return d;
             }
             Py_DECREF(d);  /* a repeated key: the engine's merge is the reference's to make */
