@@ -552,35 +552,16 @@ may_be_tracked(PyObject *op)
     return PyObject_IS_GC(op) && (!PyTuple_Check(op) || PyObject_GC_IsTracked(op));
 }
 
-/* Whether CPython would track this dict: when it holds a key or value the GC may track (its
- * MAINTAIN_TRACKING rule; a dict of str and int alone stays untracked, as Python's own). */
-static int
-dict_needs_tracking(PyObject *d)
-{
-    Py_ssize_t pos = 0;
-    PyObject *k, *v;
-    while (PyDict_Next(d, &pos, &k, &v))
-        if (may_be_tracked(k) || may_be_tracked(v))
-            return 1;
-    return 0;
-}
-
-/* Track again everything hold() untracked, and drop its references.  In the order they were
- * made, so that a dict's values (all made before it) are tracked when it is looked at. */
+/* Track again everything hold() untracked, and drop its references.  (A dict that needs no
+ * tracking was never held: see build_dict.) */
 static void
 release_held(State *st)
 {
     Py_ssize_t i;
     for (i = 0; i < st->nmade; i++) {
         PyObject *op = st->made[i];
-        int want = !PyDict_CheckExact(op) || dict_needs_tracking(op);
-        /* A dict may have been tracked again by an insertion meanwhile (CPython tracks it when a
-         * tuple subclass goes in); one that needs no tracking is left untracked, as CPython's
-         * collector leaves it at its next pass. */
-        if (want && !PyObject_GC_IsTracked(op))
+        if (!PyObject_GC_IsTracked(op))
             PyObject_GC_Track(op);
-        else if (!want && PyObject_GC_IsTracked(op))
-            PyObject_GC_UnTrack(op);
         Py_DECREF(op);
     }
     free_stack(st->made, st->made0);
@@ -960,6 +941,7 @@ build_dict(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *types)
 {
     PyObject **kv = st->vals + base, *d, *pairs, *res;
     Py_ssize_t i, n = 2 * count;
+    int needs = 0;
 
     if (types == NULL) {
         for (i = 0; i < n; i += 2)
@@ -973,15 +955,23 @@ build_dict(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *types)
 #endif
             if (d == NULL)
                 goto fail;
-            for (i = 0; i < n; i += 2)
+            for (i = 0; i < n; i += 2) {
                 if (PyDict_SetItem(d, kv[i], kv[i + 1]) < 0) {
                     Py_DECREF(d);
                     goto fail;
                 }
+                needs |= may_be_tracked(kv[i + 1]);  /* the keys here are str and int */
+            }
             if (PyDict_GET_SIZE(d) == count) {
                 for (i = 0; i < n; i++)
                     Py_DECREF(kv[i]);
-                hold(st, d);  /* after the items: storing a container in a dict tracks it again */
+                /* Held after its items (storing a container in a dict tracks it again), and only
+                 * when CPython would track it (its MAINTAIN_TRACKING rule): a dict of numbers,
+                 * strings and vectors alone stays untracked, as Python's own. */
+                if (needs)
+                    hold(st, d);
+                else if (PyObject_GC_IsTracked(d))
+                    PyObject_GC_UnTrack(d);
                 return d;
             }
             Py_DECREF(d);  /* a repeated key: the engine's merge is the reference's to make */
@@ -1826,9 +1816,11 @@ frame_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_CLEAR(spans);
             goto done;
         }
+        PyObject_GC_UnTrack(span);  /* two ints: CPython's collector would untrack it at its first pass */
         PyTuple_SET_ITEM(spans, k, span);
         pos += 4 + (Py_ssize_t)size;
     }
+    PyObject_GC_UnTrack(spans);  /* a tuple of untracked tuples, as the collector would leave it */
     goto done;
 broken:
     spans = Py_NewRef(Py_None);

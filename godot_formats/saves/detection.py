@@ -27,6 +27,7 @@ Array), Godot 2 wins.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
@@ -266,9 +267,12 @@ def read_layout(dialect: Dialect, data: bytes, layout: Layout, allow_objects: bo
         if not _read_one(decoder, data, layout, i, past_errors, got):
             break
         i += 1
-    slack = sum(e for _, e in spans[:len(got.ends)]) - sum(got.ends)
+    slack = sum(map(_frame_end, spans[:len(got.ends)])) - sum(got.ends)  # map: no Python frame per record
     return Attempt(dialect, layout, tuple(got.values), tuple(got.ends), got.error, got.failed, got.unexplained,
                    slack=slack, lost=tuple(got.lost), marks=got.marks)
+
+
+_frame_end = operator.itemgetter(1)
 
 
 @attrs.define
