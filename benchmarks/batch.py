@@ -7,9 +7,10 @@ The same generated saves for every run (benchmarks/batch_saves.py: Godot 3 saves
 encrypted and compressed in every mode; some lossy, some bad; ``--large`` of about 0.6 MB), each
 run into a fresh folder:
 
-- ``convert SRC --out-dir`` without the batch options: one process, one file after the other
-  (the command line as it was before issue 25);
-- ``convert --jobs 1`` and ``--jobs 2``: ``batch.convert`` on the process pool, from the command line;
+- ``convert SRC --out-dir --jobs 1``: one process, one file after the other (the command line as it
+  was before issue 25);
+- ``convert SRC --out-dir`` (every core: the default) and ``--report`` (the batch path, from the
+  command line), both on the process pool;
 - ``batch.convert(workers=2)`` from Python, the pool without the command line's output;
 - ``batch.convert(executor=...)`` on a ``distributed.LocalCluster(n_workers=2, processes=True,
   threads_per_worker=1)``'s executor (its start-up is timed apart).
@@ -107,9 +108,9 @@ def main() -> int:
         print(f"{n} files ({args.files} small, {args.large} large), {size / 1e6:.1f} MB; {os.cpu_count()} CPUs")
         startup: list[float] = []
         runs: list[tuple[str, Callable[[Path], tuple[float, float, str]]]] = [
-            ("convert, one process (before)", lambda o: cli(src, o)),
-            ("convert --jobs 1", lambda o: cli(src, o, "--jobs", "1")),
-            ("convert --jobs 2", lambda o: cli(src, o, "--jobs", "2")),
+            ("convert --jobs 1 (one process: the command line before)", lambda o: cli(src, o, "--jobs", "1")),
+            ("convert (default: every core)", lambda o: cli(src, o)),
+            ("convert --report R.jsonl (the batch path)", lambda o: cli(src, o, "--report", str(o) + ".jsonl")),
             ("batch.convert(workers=2)", lambda o: pool(src, o)),
         ]
         if not args.skip_dask:

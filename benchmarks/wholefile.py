@@ -40,6 +40,7 @@ from typing import Any, Callable
 import bench_values
 
 import godot_formats as gf
+from godot_formats import types as t
 from godot_formats.layers.compression import write_gcpf
 from godot_formats.layers.encryption import write_gdec
 from godot_formats.layers.framing import join_frames
@@ -198,8 +199,37 @@ def time_ours(path: Path, layer: str, runs: int, expected: list[Any], work: Path
     times["migrate"] = timed(lambda _: gf.open(path, **kw).save(migrated, dialect="godot4"), runs, _remove(migrated))
     back = gf.open(migrated, **kw)
     checks["migrated"] = "yes" if back.dialect.name == "godot4" and back.values == expected else "NO"
+    if layer == "plain":
+        times.update(floor_times(expected, runs))
     return {"times": times, "checks": checks,
             "saved_plain": join_frames([gf.dumps(v, DIALECT) for v in given.values])}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with each vector and Color as a list of its components (what msgspec can write)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return list(value) if isinstance(value, t.Components) else value
+
+
+def floor_times(expected: list[Any], runs: int) -> dict[str, list[float]]:
+    """The objects' own cost: the same values made by CPython's C unpickler (``pickle.loads``) and by
+    msgspec's msgpack decoder (vectors as lists), in this process, GC on, from bytes in memory (no
+    file, no layer).  A reader that returns these Python objects cannot take much less: it is the
+    floor under every read and migration row, and the engine builds no Python objects at all."""
+    import pickle
+
+    data = pickle.dumps(expected, protocol=5)
+    times = {"floor_pickle": timed(lambda _: pickle.loads(data), runs)}
+    try:
+        import msgspec  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return times
+    packed, decoder = msgspec.msgpack.encode(_plain(expected)), msgspec.msgpack.Decoder()
+    times["floor_msgspec"] = timed(lambda _: decoder.decode(packed), runs)
+    return times
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,6 +254,9 @@ def row_from(layer: str, size: int, engine: EngineFile | None, ours: dict[str, A
         row[f"engine_{engine_op}_runs_ms"] = [x * 1e3 for x in engine_runs or []]
         engine_ms = row[f"engine_{engine_op}_ms"]
         row[f"{op}_ratio"] = engine_ms / ms if engine_ms is not None and ms else None
+    for floor in ("floor_pickle", "floor_msgspec"):
+        if floor in ours["times"]:
+            row[f"{floor}_ms"] = _median_ms(ours["times"][floor])
     return row
 
 
@@ -290,7 +323,20 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{_r(r['open_ratio'])} | {_ms(r['ours_open_given_ms'])} | {_r(r['open_given_ratio'])} | "
             f"{_ms(r['engine_write_ms'])} | {_ms(r['ours_save_ms'])} | {_r(r['save_ratio'])} | "
             f"{_ms(r['engine_migrate_ms'])} | {_ms(r['ours_migrate_ms'])} | {_r(r['migrate_ratio'])} |")
-    return "\n".join(lines)
+    return "\n".join(lines + [floor_text(r) for r in rows if r.get("floor_pickle_ms")])
+
+
+def floor_text(row: dict[str, Any]) -> str:
+    """The floor line under the table: what making the same Python objects costs without reading anything."""
+    engine, pickled, packed = row.get("engine_read_ms"), row["floor_pickle_ms"], row.get("floor_msgspec_ms")
+    text = (f"\nthe objects' own cost ({_size(row['size'])} save's values, GC on, same heap, from bytes in memory): "
+            f"pickle.loads {_ms(pickled)} ms")
+    if packed is not None:
+        text += f", msgspec {_ms(packed)} ms"
+    if engine is not None:
+        best = min(x for x in (pickled, packed) if x is not None)
+        text += f"; a read as fast as the faster of these would be {engine / best:.2f} x the engine's"
+    return text
 
 
 def check_table(rows: list[dict[str, Any]]) -> str:

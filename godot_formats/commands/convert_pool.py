@@ -4,7 +4,8 @@ default; ``--jobs 1`` keeps one process).
 The plan stays the one-process command's (every destination decided and checked before anything
 is written) and each file goes through the same ``convert_one``, so the lines are the same; they
 are printed in the plan's order, not as the files finish, so a run reads the same on one core and
-on many.  At most ``2 * workers`` files are in flight.  A worker that dies (a crash, an
+on many.  Files go to the workers in chunks (one at first, growing to
+:data:`~godot_formats.batch.POOL_CHUNK`), at most :data:`WINDOW` chunks per worker in flight.  A worker that dies (a crash, an
 out-of-memory kill) breaks the pool: the files in flight are retried one by one, each alone in a
 fresh worker, and a file that kills its worker twice fails alone.  Ctrl-C: the workers ignore it;
 the parent cancels what has not started and lets the files being converted finish.
@@ -56,6 +57,12 @@ def _many(work: Callable[[J], R], jobs: list[J]) -> list[R]:
     return [work(job) for job in jobs]
 
 
+#: Chunks in flight per worker.  The outcomes are given in order, so a slow file at the head of the
+#: window holds the others back: a deeper window keeps the other workers busy meanwhile (an
+#: outcome is a line of text: the depth costs no memory to speak of).
+WINDOW = 4
+
+
 class _Pending:
     """The mark of a job whose chunk was lost to a broken pool: it is retried alone."""
 
@@ -70,7 +77,8 @@ def _finished(future: Future[list[R]]) -> bool:
 def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Callable[[J], R],
              tidy: Callable[[J], None], spill: list[tuple[J, R]]) -> Generator[tuple[J, R], None, None]:
     """``(job, work(job))`` for each job, in the order of ``jobs``, on ``workers`` processes, the jobs
-    sent in chunks (one at first, then up to :data:`~godot_formats.batch.POOL_CHUNK`).  ``work``
+    sent in chunks (one at first, then up to :data:`~godot_formats.batch.POOL_CHUNK`), at most
+    :data:`WINDOW` chunks per worker in flight.  ``work``
     never raises (it is ``convert_one``); ``died(job)`` is the result of a job that killed its
     worker twice; ``tidy(job)`` removes what a job's killed worker left, before its solo retry.
 
@@ -85,7 +93,7 @@ def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Call
     done = 0
     try:
         while True:
-            while len(window) < 2 * workers:
+            while len(window) < WINDOW * workers:
                 chunk = list(itertools.islice(todo, _chunk_size(done, workers)))
                 if not chunk:
                     break
