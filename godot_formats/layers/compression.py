@@ -326,7 +326,9 @@ def _exactly(row: Mode, data: bytes, size: int) -> bytes:
     ``size`` bytes are kept.
     """
     out = row.decompress(data, size)
-    if len(out) == size or (row.id == FASTLZ and size < len(out) <= 16):
+    if len(out) == size:
+        return out
+    if row.id == FASTLZ and size < len(out) <= 16:
         return out[:size]
     raise DecodeError(len(data), f"{row.name} stream decompresses to {len(out)} bytes, not {size}")
 
@@ -463,10 +465,11 @@ def read_gcpf_prefix(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[
     gzip_os = data[first + 9] if row.id == GZIP and sizes[0] >= 10 else DEFAULT_GZIP_OS
     out = bytearray()
     pos = first
+    view = memoryview(data)  # the blocks are read in place, not copied out first
     for i, csize in enumerate(sizes):
         want = block_size if i < count - 1 else total % block_size
         try:
-            out += _exactly(row, data[pos : pos + csize], want)
+            out += _exactly(row, view[pos : pos + csize], want)
         except DecodeError as e:
             raise DecodeError(pos + e.offset, f"block {i} of {count} (at byte {pos}): {e.reason}") from None
         pos += csize
