@@ -461,7 +461,8 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int,
             chunk: list[Task] = []
             for item in source:
                 if isinstance(item, dict):
-                    yield item
+                    ready.append(item)
+                    yield from _give(ready)
                     continue
                 chunk.append(item)
                 if len(chunk) >= _chunk_size(done, workers):
@@ -475,16 +476,20 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int,
                 return
             finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
             _collect(finished, inflight, ready)
-            while ready:
-                done += 1
-                yield ready.popleft()
+            done += len(ready)
+            yield from _give(ready)
             if any(isinstance(f.exception(), BrokenProcessPool) for f in inflight if f.done()):
-                lost.extend(task for tasks in inflight.values() for task in tasks)
-                inflight.clear()
+                with ctrl_c_deferred():
+                    lost.extend(task for tasks in inflight.values() for task in tasks)
+                    inflight.clear()
                 pool.shutdown(wait=True, cancel_futures=True)
                 while lost:
+                    row = _solo(lost[0])
+                    with ctrl_c_deferred():
+                        ready.append(row)
+                        lost.popleft()
                     done += 1
-                    yield _solo(lost.popleft())
+                    yield from _give(ready)
                 pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -504,11 +509,21 @@ def _collect(finished: set[Future[list[dict[str, Any]]]], inflight: dict[Future[
     ``inflight`` (for its files' solo retries), any other exception fails each of its files."""
     for future in finished:
         error = future.exception()
-        if error is None:
-            ready.extend(future.result())
-            del inflight[future]
-        elif not isinstance(error, BrokenProcessPool):
-            ready.extend(_chunk_rows(future, inflight.pop(future)))
+        with ctrl_c_deferred():  # moved whole: a row in both places would be spilled twice, in neither lost
+            if error is None:
+                ready.extend(future.result())
+                del inflight[future]
+            elif not isinstance(error, BrokenProcessPool):
+                ready.extend(_chunk_rows(future, inflight.pop(future)))
+
+
+def _give(ready: collections.deque[_R]) -> Generator[_R, None, None]:
+    """Yield each item of ``ready`` and only then drop it: closed at a ``yield`` (Ctrl-C), the item
+    given last is still in ``ready`` and goes to the spill with the rest, where the consumer, which
+    knows the item it was given last, skips it (:func:`convert`'s ``record``)."""
+    while ready:
+        yield ready[0]
+        ready.popleft()
 
 
 #: Files per future on an executor given by the caller (``executor=``): a Dask future costs
@@ -555,13 +570,13 @@ def _run_on(items: Iterable[Task | dict[str, Any]], workers: int, executor: Exec
                 if buf and (len(buf) >= CHUNK or exhausted):
                     inflight[executor.submit(_work_many, buf)] = buf
                     buf = []
-            while ready:
-                yield ready.popleft()
+            yield from _give(ready)
             if not inflight:
                 return
             finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
             for future in finished:
-                ready.extend(_chunk_rows(future, inflight.pop(future)))
+                with ctrl_c_deferred():
+                    ready.extend(_chunk_rows(future, inflight.pop(future)))
     finally:
         for future in inflight:
             future.cancel()
@@ -878,11 +893,14 @@ def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst:
     width = workers or os.cpu_count() or 1
     rows = _run(items, width, spill) if executor is None else _run_on(items, width, executor, spill)
 
+    last: list[dict[str, Any]] = []  # the row recorded last (a closed run may spill it again: see _give)
+
     def record(row: dict[str, Any]) -> None:
         with ctrl_c_deferred():  # journaled, counted and shown, or none of them
             journal.add(row)
             result.rows.append(row)
             result.counts[row["status"]] += 1
+            last[:] = [row]
             if progress is not None:
                 progress(row, result.counts)
 
@@ -892,10 +910,13 @@ def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst:
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
-        rows.close()
-        for row in spill:
-            record(row)
-        journal.close()
+        with ctrl_c_deferred():  # a second Ctrl-C waits for the files being written and their rows
+            rows.close()
+            given = last[0] if last else None
+            for row in spill:
+                if row is not given:
+                    record(row)
+            journal.close()
     result.seconds = time.monotonic() - started
     if report_path is not None and report_path.suffix == ".parquet":
         write_parquet(result.rows, report_path)

@@ -316,6 +316,51 @@ def test_ctrl_c_stops_in_order_and_resume_finishes(tmp_path: Path) -> None:
                                                                          "res/evil3.tres"}
 
 
+SECOND_INTERRUPT = textwrap.dedent("""
+    import json, multiprocessing, os, signal, sys
+    from concurrent.futures import ProcessPoolExecutor
+    from godot_formats import batch
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    class Pool(ProcessPoolExecutor):
+        def shutdown(self, *args, **kwargs):  # Ctrl-C again, while the run waits for the files being written
+            if interrupted:
+                os.kill(os.getpid(), signal.SIGINT)
+            return super().shutdown(*args, **kwargs)
+
+    batch.ProcessPoolExecutor = Pool
+    interrupted = []
+
+    def progress(row, counts):
+        if sum(counts.values()) == 5:
+            interrupted.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+    try:
+        batch.convert(sys.argv[1], sys.argv[2], to="godot4", password="hunter2", workers=2, progress=progress)
+        escaped = False
+    except KeyboardInterrupt:
+        escaped = True
+    print(json.dumps({"escaped": escaped, "children": len(multiprocessing.active_children())}))
+""")
+
+
+def test_a_second_ctrl_c_waits_for_the_rows_of_the_files_written(tmp_path: Path) -> None:
+    """Ctrl-C twice: the second lands while the run waits for the files being written.  It is held
+    until they are written, their rows journaled and the journal closed, then raised: every output
+    on disk has its row, no temporary file stays, no worker is left."""
+    make_inputs(tmp_path / "in")
+    proc = subprocess.run([sys.executable, "-c", SECOND_INTERRUPT, str(tmp_path / "in"), str(tmp_path / "out")],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got == {"escaped": True, "children": 0}
+    rows = journal_rows(Path(str(tmp_path / "out") + ".godot-formats-journal.jsonl"))
+    written = {str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert written == {r["path"] for r in rows if r["status"] == "converted"} and len(rows) >= 5
+    assert not [p for p in (tmp_path / "out").rglob("*.tmp")]
+
+
 def test_a_parquet_report(tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed (the [parquet] extra; CI: [ci])")
     keys = make_inputs(tmp_path / "in")

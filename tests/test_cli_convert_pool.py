@@ -177,8 +177,70 @@ def test_closing_in_the_middle_of_a_chunk_spills_the_rest_of_it() -> None:
     outcomes = convert_pool.in_order(list(range(200)), _square, 2, lambda j: -1, lambda j: None, spill)
     given = [next(outcomes) for _ in range(61)]  # past the first chunks of one, inside a chunk of several
     outcomes.close()
+    assert spill[0] is given[-1]  # dropped only once given: the consumer skips the pair it was given last
+    spill = spill[1:]
     jobs = [j for j, _ in given + spill]
     assert given == [(j, j * j) for j in range(61)]
     assert len(jobs) == len(set(jobs)) and all(r == j * j for j, r in given + spill)
     assert jobs == list(range(len(jobs)))  # given and spilled: every file that finished, in order
     assert len(spill) >= 1  # the rest of the chunk whose outcome was being given
+
+
+@pytest.mark.parametrize("handler", ["default", "ignore", "custom"])
+def test_ctrl_c_deferred_holds_the_signal_until_the_block_ends(handler: str) -> None:
+    """A row is counted, printed and journaled whole: a Ctrl-C inside ``ctrl_c_deferred`` acts once
+    the block is done, as the handler in place says (raise, ignore, or the program's own handler)."""
+    import signal
+
+    from godot_formats.commands.common import ctrl_c_deferred
+
+    called: list[int] = []
+    chosen = {"default": signal.default_int_handler, "ignore": signal.SIG_IGN,
+              "custom": lambda signum, frame: called.append(signum)}[handler]
+    before = signal.signal(signal.SIGINT, chosen)
+    done = []
+    try:
+        try:
+            with ctrl_c_deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), signal.SIGINT)  # twice: acted on once
+                done.append("all of the block")
+            raised = False
+        except KeyboardInterrupt:
+            raised = True
+        assert done == ["all of the block"]
+        assert signal.getsignal(signal.SIGINT) is chosen
+        assert raised == (handler == "default") and called == ([signal.SIGINT] if handler == "custom" else [])
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_deferred_with_the_default_action_ends_the_process_after_the_block() -> None:
+    code = textwrap.dedent("""
+        import os, signal, sys
+        from godot_formats.commands.common import ctrl_c_deferred
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        with ctrl_c_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            print("the block ran to its end", flush=True)
+        print("not reached", flush=True)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == -2 and proc.stdout == "the block ran to its end\n", (proc.returncode, proc.stdout)
+
+
+def test_ctrl_c_deferred_outside_the_main_thread_runs_the_block_as_it_is() -> None:
+    import threading
+
+    from godot_formats.commands.common import ctrl_c_deferred
+
+    seen: list[bool] = []
+
+    def work() -> None:
+        with ctrl_c_deferred():
+            seen.append(True)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert seen == [True]

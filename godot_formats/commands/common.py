@@ -606,14 +606,17 @@ def ctrl_c_deferred() -> Iterator[None]:
     the signal would not do: the kernel hands it to another thread (a pool's), and CPython raises it
     in the main thread at its next instruction, so the handler itself is swapped for the block.
     Outside the main thread (where no handler can be set, and none runs) the block runs as it is."""
-    if threading.current_thread() is not threading.main_thread():
+    old = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if old is None:  # not the main thread, or a handler set outside Python, which could not be put back
         yield
         return
     got: list[Any] = []
-    old = signal.signal(signal.SIGINT, lambda *received: got.append(received))
+    signal.signal(signal.SIGINT, lambda *received: got.append(received))
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
         if got and callable(old):
             old(*got[0])
+        elif got and old == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)  # what it would have done: end the process

@@ -522,8 +522,11 @@ def run(args: argparse.Namespace) -> int:
     spill: list[tuple[Job, Outcome]] = []
     results = (_on_a_pool if pooled(args) and live > 1 else _in_this_process)(jobs, args, progress, spill)
 
-    def show(job: Job, outcome: Outcome) -> None:
+    last: list[tuple[Job, Outcome]] = []  # the pair shown last (a closed pool may spill it again)
+
+    def show(job: Job, outcome: Outcome, pair: tuple[Job, Outcome] | None = None) -> None:
         with ctrl_c_deferred():  # counted and printed, or neither
+            last[:] = [] if pair is None else [pair]
             progress.clear()
             counts[outcome.status] += 1
             print(printable(f"{outcome.status:<9}  {job.label}: {outcome.detail}"), file=report)
@@ -533,14 +536,17 @@ def run(args: argparse.Namespace) -> int:
 
     interrupted = False
     try:
-        for job, outcome in results:
-            show(job, outcome)
+        for pair in results:
+            show(*pair, pair=pair)
     except KeyboardInterrupt:  # the files being written finish (closing the pool waits); the summary follows
         interrupted = True
     finally:
-        results.close()
-        for job, outcome in spill:
-            show(job, outcome)
+        with ctrl_c_deferred():  # a second Ctrl-C waits for the files being written and their lines
+            results.close()
+            given = last[0] if last else None
+            for pair in spill:
+                if pair is not given:
+                    show(*pair)
     progress.show(len(jobs), "done")
     progress.clear()
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())

@@ -5,10 +5,11 @@ The plan stays the one-process command's (every destination decided and checked 
 is written) and each file goes through the same ``convert_one``, so the lines are the same; they
 are printed in the plan's order, not as the files finish, so a run reads the same on one core and
 on many.  Files go to the workers in chunks (one at first, growing to
-:data:`~godot_formats.batch.POOL_CHUNK`), at most :data:`WINDOW` chunks per worker in flight.  A worker that dies (a crash, an
-out-of-memory kill) breaks the pool: the files in flight are retried one by one, each alone in a
-fresh worker, and a file that kills its worker twice fails alone.  Ctrl-C: the workers ignore it;
-the parent cancels what has not started and lets the files being converted finish.
+:data:`~godot_formats.batch.POOL_CHUNK`), at most :data:`WINDOW` chunks per worker in flight.  A
+worker that dies (a crash, an out-of-memory kill) breaks the pool: the files in flight are retried
+one by one, each alone in a fresh worker, and a file that kills its worker twice fails alone.
+Ctrl-C: the workers ignore it; the parent cancels what has not started and lets the files being
+converted finish.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 from ..batch import _chunk_size, _ignore_sigint, submit
+from .common import ctrl_c_deferred
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -102,27 +104,37 @@ def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Call
                 return
             chunk, future = window[0]
             try:
-                back.extend(zip(chunk, future.result()))
-                window.popleft()
+                results = future.result()
             except BrokenProcessPool:  # the chunks that finished keep their results; the others' jobs go alone
                 pool.shutdown(wait=True, cancel_futures=True)
-                while window:
-                    chunk, future = window.popleft()
-                    back.extend(zip(chunk, future.result()) if _finished(future) else ((j, PENDING) for j in chunk))
+                with ctrl_c_deferred():
+                    _settle(window, back)
                 pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
+            else:
+                with ctrl_c_deferred():  # moved whole: in both places it would be spilled twice, in neither lost
+                    back.extend(zip(chunk, results))
+                    window.popleft()
             while back:
                 job, result = back[0]
                 if isinstance(result, _Pending):
-                    result = _solo(job, work, died, tidy)
-                back.popleft()
+                    back[0] = (job, _solo(job, work, died, tidy))
                 done += 1
-                yield job, result
+                yield back[0]  # type: ignore[misc]  # an outcome now; dropped only once given (batch._give)
+                back.popleft()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        for chunk, future in window:
-            back.extend(zip(chunk, future.result()) if _finished(future) else ((j, PENDING) for j in chunk))
-        for job, result in back:
-            if isinstance(result, _Pending):
-                tidy(job)
+        _settle(window, back)
+        for pair in back:
+            if isinstance(pair[1], _Pending):
+                tidy(pair[0])
             else:
-                spill.append((job, result))
+                spill.append(pair)  # type: ignore[arg-type]
+
+
+def _settle(window: collections.deque[tuple[list[J], Future[list[R]]]],
+            back: collections.deque[tuple[J, R | _Pending]]) -> None:
+    """Move every chunk of ``window`` to ``back``: with its results when it finished, else each job
+    marked :data:`PENDING` (to retry alone, or to tidy when the run stops)."""
+    while window:
+        chunk, future = window.popleft()
+        back.extend(zip(chunk, future.result()) if _finished(future) else ((j, PENDING) for j in chunk))

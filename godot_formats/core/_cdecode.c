@@ -190,8 +190,10 @@ plain_tuple_subclass(PyObject *cls)
 }
 
 /* Whether a plain tuple subclass's instances can hold nothing but their items: no __dict__, no
- * slots of their own.  Such an instance made of numbers can never be part of a cycle, so it is
- * left untracked by the GC, as CPython's collector leaves an exact tuple of atomic items (it
+ * slots of their own.  Such an instance made of numbers holds one more reference, its class: when
+ * that class lives as long as the library (`lasting`: the table says so for the library's own
+ * classes, kept by their module), the instance can never be part of a cycle the collector must
+ * break, so it is left untracked, as CPython's collector leaves an exact tuple of atomic items (it
  * cannot untrack a subclass, which might have a __dict__).  A vector in a save is one such object
  * per record; tracked, each walked by every collection and counted towards the full ones. */
 static int
@@ -277,14 +279,18 @@ fill_slot(Slot *s, PyObject *entry, PyObject *reader)
         break;
     case K_MATH: {
         int is_int;
-        if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) < 4 || PyTuple_GET_SIZE(arg) > 5 ||
+        int lasting = 0;
+        if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) < 4 || PyTuple_GET_SIZE(arg) > 6 ||
             !PyCallable_Check(PyTuple_GET_ITEM(arg, 0))) {
-            PyErr_SetString(PyExc_TypeError, "Reader: MATH arg must be (make, make_arg, count, is_int[, wide])");
+            PyErr_SetString(PyExc_TypeError,
+                            "Reader: MATH arg must be (make, make_arg, count, is_int[, wide[, lasting]])");
             return -1;
         }
-        if (PyTuple_GET_SIZE(arg) == 5 && small_int(PyTuple_GET_ITEM(arg, 4), 0, 2, &v, "MATH wide") < 0)
+        if (PyTuple_GET_SIZE(arg) >= 5 && small_int(PyTuple_GET_ITEM(arg, 4), 0, 2, &v, "MATH wide") < 0)
             return -1;
-        s->wide = PyTuple_GET_SIZE(arg) == 5 ? (int)v : 0;
+        s->wide = PyTuple_GET_SIZE(arg) >= 5 ? (int)v : 0;
+        if (PyTuple_GET_SIZE(arg) == 6 && (lasting = PyObject_IsTrue(PyTuple_GET_ITEM(arg, 5))) < 0)
+            return -1;
         if (small_int(PyTuple_GET_ITEM(arg, 2), 1, MATH_MAX, &v, "MATH count") < 0)
             return -1;
         if ((is_int = PyObject_IsTrue(PyTuple_GET_ITEM(arg, 3))) < 0)
@@ -294,7 +300,7 @@ fill_slot(Slot *s, PyObject *entry, PyObject *reader)
         s->count = (int)v;
         s->sub = is_int;
         s->fast_tuple = s->obj == tuple_new && plain_tuple_subclass(s->obj2);
-        s->untrack = s->fast_tuple && atomic_tuple_subclass(s->obj2);
+        s->untrack = lasting && s->fast_tuple && atomic_tuple_subclass(s->obj2);
         break;
     }
     case K_PACKED: {
@@ -968,10 +974,17 @@ build_dict(State *st, Py_ssize_t base, Py_ssize_t count, PyObject *types)
                 /* Held after its items (storing a container in a dict tracks it again), and only
                  * when CPython would track it (its MAINTAIN_TRACKING rule): a dict of numbers,
                  * strings and vectors alone stays untracked, as Python's own. */
+#if PY_VERSION_HEX >= 0x030E0000
+                /* 3.14 tracks every dict and never again on an insertion (gh-127010): held, and
+                 * tracked again at the end, whatever it holds. */
+                (void)needs;
+                hold(st, d);
+#else
                 if (needs)
                     hold(st, d);
                 else if (PyObject_GC_IsTracked(d))
                     PyObject_GC_UnTrack(d);
+#endif
                 return d;
             }
             Py_DECREF(d);  /* a repeated key: the engine's merge is the reference's to make */

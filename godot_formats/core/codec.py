@@ -683,8 +683,11 @@ class _CReader:
             return simple[name]
         if family is Family.MATH and spec is not None:
             _, wide, make, arg = self.dec.math_plan(spec)
+            # The library's own classes live as long as it does (their module holds them): the core
+            # may leave their instances untracked by the GC (see atomic_tuple_subclass in _cdecode.c).
+            lasting = isinstance(arg, type) and arg.__module__ == t.__name__
             return k["MATH"], (make, arg, spec.count, spec.component == I32,
-                               0 if wide is None else 1 if d.real_is_double else 2)
+                               0 if wide is None else 1 if d.real_is_double else 2, lasting)
         if family is Family.PACKED and spec is not None and (spec.component != I64 or d.int64_array_count_size == 4):
             typecode, size = COMPONENT_FORMATS[spec.component or ""]
             return k["PACKED"], (spec.cls.from_bytes, typecode, size, spec.width)  # type: ignore[attr-defined]

@@ -88,7 +88,7 @@ _HEADER = struct.Struct("<4sIII")
 # --- one stream per mode ------------------------------------------------------------------
 
 _Compress = Callable[[bytes, Optional[int], int, Optional[int]], bytes]
-_Decompress = Callable[[bytes, int], bytes]
+_Decompress = Callable[[bytes | memoryview, int], bytes]
 
 
 def _module(name: str, mode: str, reading: bool) -> Any:
@@ -109,9 +109,9 @@ def _fastlz_compress(data: bytes, level: int | None, gzip_os: int, window_log: i
     return fastlz.compress(data)
 
 
-def _fastlz_decompress(data: bytes, cap: int) -> bytes:
+def _fastlz_decompress(data: bytes | memoryview, cap: int) -> bytes:
     # The engine decompresses short blocks into a 16-byte buffer: allow that much.
-    return fastlz.decompress(data, max(cap, 16))
+    return fastlz.decompress(bytes(data), max(cap, 16))
 
 
 def _deflate_compress(data: bytes, level: int | None, gzip_os: int, window_log: int | None) -> bytes:
@@ -131,7 +131,7 @@ def _gzip_compress(data: bytes, level: int | None, gzip_os: int, window_log: int
 
 
 def _zlib_decompress(wbits: int, name: str) -> _Decompress:
-    def run(data: bytes, cap: int) -> bytes:
+    def run(data: bytes | memoryview, cap: int) -> bytes:
         d = zlib.decompressobj(wbits)
         try:
             out = d.decompress(data, cap + 1)
@@ -171,7 +171,7 @@ _ZSTD_FIRST_FEED = 64
 _ZSTD_MAX_FEED = 1 << 20
 
 
-def _zstd_decompress(data: bytes, cap: int) -> bytes:
+def _zstd_decompress(data: bytes | memoryview, cap: int) -> bytes:
     """Frames back to back (as ``ZSTD_decompressDCtx`` reads them), at most ``cap`` bytes.
 
     ``zstandard``'s one-shot ``decompress`` allocates what the frame header
@@ -226,7 +226,7 @@ def _brotli_compress(data: bytes, level: int | None, gzip_os: int, window_log: i
     return bytes(brotli.compress(data, quality=11 if level is None else level))
 
 
-def _brotli_decompress(data: bytes, cap: int) -> bytes:
+def _brotli_decompress(data: bytes | memoryview, cap: int) -> bytes:
     """``BrotliDecoderDecompress`` into a buffer of ``cap`` bytes."""
     brotli = _module("brotli", "Brotli", reading=True)
     d = brotli.Decompressor()
@@ -318,7 +318,7 @@ def compress(data: bytes, mode: int, *, level: int | None = None, gzip_os: int =
     return row.compress(bytes(data), level, gzip_os, zstd_window_log)
 
 
-def _exactly(row: Mode, data: bytes, size: int) -> bytes:
+def _exactly(row: Mode, data: bytes | memoryview, size: int) -> bytes:
     """One stream that must give ``size`` bytes, as ``decompress(buffer_size)`` expects.
 
     FastLZ streams of inputs under 16 bytes hold the engine's zero padding;
