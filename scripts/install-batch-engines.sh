@@ -6,7 +6,7 @@
 # CI installs them too (.ci/run).  Measured on the 2-core machine (2026-11-26, load 3-7): pyspark
 # 4.3.0 took 86 s to install without pip's cache (a 456 MB sdist built into a wheel; 491 MB
 # installed; 10 s from the cache), Ray 27 s (240 MB); openjdk-17-jre-headless with its libraries
-# is 23 Debian packages, 51 MB.  The Spark test takes 24-41 s per backend run; see docs/batch.md
+# is 23 Debian packages, 51 MB.  The Spark test takes 23-41 s per backend run; see docs/batch.md
 # ("Spark", "Ray").
 #
 # Usage: scripts/install-batch-engines.sh
