@@ -86,6 +86,7 @@ def same_as_the_pool(rows: list[dict[str, Any]], pool: dict[str, dict[str, Any]]
 def test_the_spark_recipe(saves: tuple[Path, dict[str, dict[str, Any]], Path], tmp_path: Path) -> None:
     needs("pyspark")
     needs("pyarrow")
+    needs("pandas")  # mapInPandas
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("pyspark needs a Java runtime (java is not on PATH)")
     import pyarrow.parquet as pq
