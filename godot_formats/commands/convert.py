@@ -142,6 +142,10 @@ def _not_regular(mode: int) -> str:
     return next((what for test, what in _NOT_REGULAR if test(mode)), "not a regular file")
 
 
+#: The line of the output folder met inside an input folder (it is not walked).
+THE_OUT_DIR = Outcome("skipped", "the output folder (--out-dir)")
+
+
 def _walk(folder: Path, exclude: Path | None) -> Iterator[tuple[Path, Outcome | None]]:
     """Every entry below ``folder``, folders in name order, a folder's own entries first.
 
@@ -173,7 +177,7 @@ def _walk(folder: Path, exclude: Path | None) -> Iterator[tuple[Path, Outcome | 
                                                "convert the file it points to)")
             elif stat.S_ISDIR(mode):
                 if exclude is not None and Path(os.path.realpath(path)) == exclude:
-                    yield path, Outcome("skipped", "the output folder (--out-dir)")
+                    yield path, THE_OUT_DIR
                 else:
                     subfolders.append(path)
             elif not stat.S_ISREG(mode):
@@ -339,13 +343,17 @@ class Destinations:
 def listing(args: argparse.Namespace) -> Iterator[Job]:
     """The jobs of a :func:`streamable` run, each checked as it is listed (:class:`Destinations`),
     in the order :func:`plan` gives them: the first file is converted before the tree is walked
-    whole, and no list of every job is held."""
+    whole, and no list of every job is held.  An output folder that did not exist when the run
+    began gets no line when the listing meets it (made by this run, after a planned run's walk)."""
     out_dir = Path(args.out_dir)
     checks = Destinations(out_dir)
+    new = not os.path.lexists(out_dir)
     for item in args.inputs:
         path = Path(item)
         base = out_dir / Path(os.path.abspath(path)).name
         for file, refused in _walk(path, checks.out_real):
+            if new and refused == THE_OUT_DIR:
+                continue
             dest = None if refused is not None else base / file.relative_to(path)
             yield checks.check(Job(file, str(file), dest, refused))
 
