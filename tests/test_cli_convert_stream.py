@@ -138,16 +138,19 @@ def test_on_the_pool_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     same_as_engine((tmp_path / "out" / "saves" / "game0.sav").read_bytes(), g4("save_game"))
 
 
+@pytest.mark.parametrize("linked", ["b", "a"])
 def test_two_outputs_resolving_to_one_file_the_first_listed_is_converted(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                                                          capsys: pytest.CaptureFixture[str],
+                                                                          linked: str) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for folder, name in ((a, "save_game"), (b, "settings")):
         folder.mkdir()
         (folder / "game.sav").write_bytes(g3(name))
     out = tmp_path / "out"
-    (out / "a").mkdir(parents=True)
-    (out / "b").symlink_to(out / "a")  # out/b/game.sav is out/a/game.sav
+    real = "a" if linked == "b" else "b"
+    (out / real).mkdir(parents=True)
+    (out / linked).symlink_to(out / real)  # out/a/game.sav and out/b/game.sav are one file
     args = ("convert", a, b, "--to", "godot4", "--out-dir", out, "--jobs", "1")
     with monkeypatch.context() as patch:
         _planned(patch)  # planned whole: both refused, before anything is written
@@ -159,8 +162,29 @@ def test_two_outputs_resolving_to_one_file_the_first_listed_is_converted(tmp_pat
     assert status == 1 and lines[-1] == "2 file(s): 1 converted, 0 unchanged, 1 failed, 0 skipped", lines
     assert lines[1] == (f"failed     {b / 'game.sav'}: {out / 'b' / 'game.sav'} is also the output of "
                         f"{a / 'game.sav'}, listed first; nothing written (convert them to different places)")
-    same_as_engine((out / "a" / "game.sav").read_bytes(), g4("save_game"))
+    same_as_engine((out / real / "game.sav").read_bytes(), g4("save_game"))
     assert (b / "game.sav").read_bytes() == g3("settings")
+
+
+def test_one_folder_named_twice_through_a_symlink_is_converted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    a = tmp_path / "a"
+    a.mkdir()
+    (a / "game.sav").write_bytes(g3("save_game"))
+    (tmp_path / "b").symlink_to(a)
+    runs = {}
+    for how in ("planned", "streamed"):
+        out = tmp_path / how
+        (out / "a").mkdir(parents=True)
+        (out / "b").symlink_to(out / "a")
+        with monkeypatch.context() as patch:
+            (_planned if how == "planned" else _streamed_only)(patch)
+            status, lines, _ = in_process(capsys, "convert", a, tmp_path / "b", "--to", "godot4", "--out-dir", out)
+        runs[how] = status, [line.replace(str(out), "OUT") for line in lines]
+    assert runs["streamed"] == runs["planned"]
+    assert runs["streamed"][1][1:] == [f"skipped    {tmp_path / 'b' / 'game.sav'}: the same file as {a / 'game.sav'}, "
+                                       "named twice (converted once)",
+                                       "2 file(s): 1 converted, 0 unchanged, 0 failed, 1 skipped"]
 
 
 def test_an_output_resolving_outside_the_out_dir_is_refused_as_listed(tmp_path: Path,

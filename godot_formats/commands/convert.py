@@ -8,7 +8,9 @@ file in the destination folder, then ``os.replace``, so a crash never leaves hal
 save file (a symlink is written through: its target is replaced, the link kept).  An
 input is never overwritten without ``--overwrite``.  Every destination is decided and
 checked before anything is written: none outside ``--out-dir``, no two inputs with one
-output, no output replacing another input.
+output, no output replacing another input.  The common shape (folders to ``--out-dir``:
+:func:`streamable`) streams the listing instead, each file checked as it is listed
+(:class:`Destinations`), so the first file is converted before the tree is walked whole.
 
 Every file gets one line (``converted``, ``unchanged``, ``failed`` with the reason, or
 ``skipped`` for what a folder holds besides regular files: symlinks, FIFOs, devices,
@@ -17,8 +19,8 @@ it.  One bad file never stops the batch, not even a bug (an ``internal error`` l
 The exit status is 1 when any file failed.
 
 Several files (a folder) are converted on a process pool, every core by default
-(:mod:`.convert_pool`; ``--jobs 1`` keeps one process), with the same plan and the same
-lines in the same order.  The batch options (``--report``, ``--resume``, ``--shard``,
+(:mod:`.convert_pool`; ``--jobs 1`` keeps one process), with the same plan (or listing)
+and the same lines in the same order.  The batch options (``--report``, ``--resume``, ``--shard``,
 ``--storage-option``, ``--dask``) and URLs go to :mod:`.convert_batch` instead.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import hashlib
 import os
 import stat
 import sys
@@ -318,12 +321,19 @@ class Destinations:
     listed: an output outside ``--out-dir`` is refused, and so is an output that resolves to the
     output of a file listed before it (a symlinked folder inside ``--out-dir``).  The whole plan
     refuses both of two such files; a streamed run cannot, since the first is converted (and
-    written) before the second is listed, so the second fails naming the first.  One resolved
-    output (a string) and its input are kept per file, far less than a planned :class:`Job`."""
+    written) before the second is listed, so the second fails naming the first.
 
-    def __init__(self, out_dir: Path) -> None:
+    What is kept per file is small, a million files being the case this is for: an output reached
+    without a symlink (``OUT/<folder name>/<path in the folder>``, resolved the same) cannot meet
+    another such output, so only a 16-byte digest of it is kept, and its input is known again
+    from the folder's name when an output through a symlink meets it; the outputs through a
+    symlink (rare) are kept whole, with their input."""
+
+    def __init__(self, out_dir: Path, folders: list[str]) -> None:
         self.out_dir, self.out_real = out_dir, _real(out_dir)
-        self.firsts: dict[str, tuple[str, str]] = {}  # resolved output: (resolved input, label)
+        self.folders = {Path(os.path.abspath(folder)).name: Path(folder) for folder in folders}
+        self.straight: set[bytes] = set()  # digests of the resolved outputs reached without a symlink
+        self.linked: dict[str, tuple[str, str]] = {}  # resolved output through a symlink: (resolved input, label)
 
     def check(self, job: Job) -> Job:
         if job.refused is not None or job.dest is None or job.source is None:
@@ -332,12 +342,29 @@ class Destinations:
         outcome = _outside(job, real, self.out_dir, self.out_real)
         if outcome is None:
             mine = (os.path.realpath(job.source), job.label)
-            first = self.firsts.setdefault(str(real), mine)
-            if first is not mine:
+            first = self._first(real, job.dest.relative_to(self.out_dir), mine)
+            if first is not None:
                 outcome = _named_twice(first[1]) if first[0] == mine[0] else Outcome(
                     "failed", f"{job.dest} is also the output of {first[1]}, listed first; nothing written "
                               "(convert them to different places)")
         return job if outcome is None else attrs.evolve(job, refused=outcome)
+
+    def _first(self, real: Path, inside: Path, mine: tuple[str, str]) -> tuple[str, str] | None:
+        """The (resolved input, label) of the file listed before with the output ``real``, or None
+        (then ``real`` is recorded as this file's).  ``inside``: the output's path in --out-dir."""
+        key = str(real)
+        digest = hashlib.blake2b(os.fsencode(key), digest_size=16).digest()
+        if key in self.linked:
+            return self.linked[key]
+        if real == self.out_real / inside:  # no symlink on the way
+            self.straight.add(digest)
+            return None
+        if digest in self.straight:  # the output of OUT/<name>/<path>: the file <name's folder>/<path>
+            name, *path = real.relative_to(self.out_real).parts
+            source = self.folders[name].joinpath(*path)
+            return os.path.realpath(source), str(source)
+        self.linked[key] = mine
+        return None
 
 
 def listing(args: argparse.Namespace) -> Iterator[Job]:
@@ -346,7 +373,7 @@ def listing(args: argparse.Namespace) -> Iterator[Job]:
     whole, and no list of every job is held.  An output folder that did not exist when the run
     began gets no line when the listing meets it (made by this run, after a planned run's walk)."""
     out_dir = Path(args.out_dir)
-    checks = Destinations(out_dir)
+    checks = Destinations(out_dir, args.inputs)
     new = not os.path.lexists(out_dir)
     for item in args.inputs:
         path = Path(item)

@@ -2,7 +2,8 @@
 default; ``--jobs 1`` keeps one process).
 
 The plan stays the one-process command's (every destination decided and checked before anything
-is written) and each file goes through the same ``convert_one``, so the lines are the same; they
+is written; or its streamed listing, pulled only as the window has room, each file checked as it
+is listed) and each file goes through the same ``convert_one``, so the lines are the same; they
 are printed in the plan's order, not as the files finish, so a run reads the same on one core and
 on many.  At most ``2 * workers`` files are in flight.  A worker that dies (a crash, an
 out-of-memory kill) breaks the pool: the files in flight are retried one by one, each alone in a
