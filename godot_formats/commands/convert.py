@@ -8,7 +8,9 @@ file in the destination folder, then ``os.replace``, so a crash never leaves hal
 save file (a symlink is written through: its target is replaced, the link kept).  An
 input is never overwritten without ``--overwrite``.  Every destination is decided and
 checked before anything is written: none outside ``--out-dir``, no two inputs with one
-output, no output replacing another input.
+output, no output replacing another input.  The common shape (folders to ``--out-dir``:
+:func:`streamable`) streams the listing instead, each file checked as it is listed
+(:class:`Destinations`), so the first file is converted before the tree is walked whole.
 
 Every file gets one line (``converted``, ``unchanged``, ``failed`` with the reason, or
 ``skipped`` for what a folder holds besides regular files: symlinks, FIFOs, devices,
@@ -17,8 +19,8 @@ it.  One bad file never stops the batch, not even a bug (an ``internal error`` l
 The exit status is 1 when any file failed.
 
 Several files (a folder) are converted on a process pool, every core by default
-(:mod:`.convert_pool`; ``--jobs 1`` keeps one process), with the same plan and the same
-lines in the same order.  The batch options (``--report``, ``--resume``, ``--shard``,
+(:mod:`.convert_pool`; ``--jobs 1`` keeps one process), with the same plan (or listing)
+and the same lines in the same order.  The batch options (``--report``, ``--resume``, ``--shard``,
 ``--storage-option``, ``--dask``) and URLs go to :mod:`.convert_batch` instead.
 """
 
@@ -27,12 +29,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import hashlib
 import os
 import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -57,6 +60,7 @@ from .common import (
     printable,
     write_stdout,
 )
+from .convert_batch import count_in_background
 
 
 def add_parser(subparsers: Any) -> None:
@@ -141,6 +145,10 @@ def _not_regular(mode: int) -> str:
     return next((what for test, what in _NOT_REGULAR if test(mode)), "not a regular file")
 
 
+#: The line of the output folder met inside an input folder (it is not walked).
+THE_OUT_DIR = Outcome("skipped", "the output folder (--out-dir)")
+
+
 def _walk(folder: Path, exclude: Path | None) -> Iterator[tuple[Path, Outcome | None]]:
     """Every entry below ``folder``, folders in name order, a folder's own entries first.
 
@@ -172,7 +180,7 @@ def _walk(folder: Path, exclude: Path | None) -> Iterator[tuple[Path, Outcome | 
                                                "convert the file it points to)")
             elif stat.S_ISDIR(mode):
                 if exclude is not None and Path(os.path.realpath(path)) == exclude:
-                    yield path, Outcome("skipped", "the output folder (--out-dir)")
+                    yield path, THE_OUT_DIR
                 else:
                     subfolders.append(path)
             elif not stat.S_ISREG(mode):
@@ -230,6 +238,24 @@ def plan(args: argparse.Namespace) -> list[Job]:
     return _check_destinations(jobs, out_dir)
 
 
+def _outside(job: Job, real: Path, out_dir: Path, out_real: Path) -> Outcome | None:
+    """An output that resolves outside ``--out-dir`` (through a symlink inside it) is refused."""
+    if job.source is None or _inside(real, out_real):
+        return None
+    return Outcome("failed", f"the output {job.dest} resolves to {real}, outside --out-dir {out_dir}; nothing written")
+
+
+def _named_twice(first: str) -> Outcome:
+    """The same input file reached twice (``first``, the label it had first), with one output:
+    converted once."""
+    return Outcome("skipped", f"the same file as {first}, named twice (converted once)")
+
+
+def _replaces_input(job: Job, other: Job) -> Outcome:
+    return Outcome("failed", f"{job.dest} is the input {other.label}, which would be replaced before it is "
+                             "converted; nothing written")
+
+
 def _check_destinations(jobs: list[Job], out_dir: Path | None) -> list[Job]:
     """Refuse, before anything is written, every output that would go astray.
 
@@ -237,18 +263,18 @@ def _check_destinations(jobs: list[Job], out_dir: Path | None) -> list[Job]:
     inputs with one output (both refused: neither would survive), an output that
     would replace another input before it is read; the same file named twice is
     converted once.  Paths are compared resolved (symlinks followed, as the
-    writes follow them).
+    writes follow them).  A streamed run checks each file as it is listed instead
+    (:class:`Destinations`), with the same rules where it can know them.
     """
     out_real = _real(out_dir) if out_dir else None
     live = [i for i, j in enumerate(jobs) if j.refused is None]
     refused: dict[int, Outcome] = {}
     dest_real = {i: _real(jobs[i].dest) for i in live if jobs[i].dest is not None}  # type: ignore[arg-type]
     source_real = {i: _real(jobs[i].source) for i in live if jobs[i].source is not None}  # type: ignore[arg-type]
-    if out_real is not None:
+    if out_dir is not None and out_real is not None:
         for i, real in dest_real.items():
-            if jobs[i].source is not None and not _inside(real, out_real):
-                refused[i] = Outcome("failed", f"the output {jobs[i].dest} resolves to {real}, outside --out-dir "
-                                               f"{out_dir}; nothing written")
+            if (outcome := _outside(jobs[i], real, out_dir, out_real)) is not None:
+                refused[i] = outcome
     by_dest: dict[Path, list[int]] = {}
     for i, real in dest_real.items():
         if i not in refused:
@@ -257,7 +283,7 @@ def _check_destinations(jobs: list[Job], out_dir: Path | None) -> list[Job]:
         first = group[0]
         for i in group[1:]:
             if jobs[i].source is not None and source_real.get(i) == source_real.get(first):
-                refused[i] = Outcome("skipped", f"the same file as {jobs[first].label}, named twice (converted once)")
+                refused[i] = _named_twice(jobs[first].label)
         clash = [i for i in group if i not in refused]
         if len(clash) > 1:
             for i in clash:
@@ -268,9 +294,95 @@ def _check_destinations(jobs: list[Job], out_dir: Path | None) -> list[Job]:
     for i, real in dest_real.items():
         other = sources.get(real)
         if i not in refused and other is not None and other != i:
-            refused[i] = Outcome("failed", f"{jobs[i].dest} is the input {jobs[other].label}, which would be "
-                                           "replaced before it is converted; nothing written")
+            refused[i] = _replaces_input(jobs[i], jobs[other])
     return [attrs.evolve(j, refused=refused[i]) if i in refused else j for i, j in enumerate(jobs)]
+
+
+def streamable(args: argparse.Namespace) -> bool:
+    """Whether the run is the common shape that can convert each file as it is listed: folders
+    only, ``--out-dir``, folder names that differ (their outputs go to ``OUT/<name>/...``), and no
+    folder inside the output folder (there an output could land on an input that is listed
+    later).  An output folder inside an input folder is fine: the listing skips it.  In that shape
+    no output can replace an input, so the rules left to check need only the files listed so far;
+    any other shape is planned whole first (:func:`plan`)."""
+    if not args.out_dir or args.output or "-" in args.inputs:
+        return False
+    folders = [Path(item) for item in args.inputs]
+    if not all(folder.is_dir() for folder in folders):
+        return False
+    if len({Path(os.path.abspath(folder)).name for folder in folders}) != len(folders):
+        return False
+    out_real = _real(Path(args.out_dir))
+    return not any(_inside(_real(folder), out_real) for folder in folders)
+
+
+class Destinations:
+    """The per-file checks of :func:`_check_destinations` for a streamed run, as each file is
+    listed: an output outside ``--out-dir`` is refused, and so is an output that resolves to the
+    output of a file listed before it (a symlinked folder inside ``--out-dir``).  The whole plan
+    refuses both of two such files; a streamed run cannot, since the first is converted (and
+    written) before the second is listed, so the second fails naming the first.
+
+    What is kept per file is small, a million files being the case this is for: an output reached
+    without a symlink (``OUT/<folder name>/<path in the folder>``, resolved the same) cannot meet
+    another such output, so only a 16-byte digest of it is kept, and its input is known again
+    from the folder's name when an output through a symlink meets it; the outputs through a
+    symlink (rare) are kept whole, with their input."""
+
+    def __init__(self, out_dir: Path, folders: list[str]) -> None:
+        self.out_dir, self.out_real = out_dir, _real(out_dir)
+        self.folders = {Path(os.path.abspath(folder)).name: Path(folder) for folder in folders}
+        self.straight: set[bytes] = set()  # digests of the resolved outputs reached without a symlink
+        self.linked: dict[str, tuple[str, str]] = {}  # resolved output through a symlink: (resolved input, label)
+
+    def check(self, job: Job) -> Job:
+        if job.refused is not None or job.dest is None or job.source is None:
+            return job
+        real = _real(job.dest)
+        outcome = _outside(job, real, self.out_dir, self.out_real)
+        if outcome is None:
+            mine = (os.path.realpath(job.source), job.label)
+            first = self._first(real, job.dest.relative_to(self.out_dir), mine)
+            if first is not None:
+                outcome = _named_twice(first[1]) if first[0] == mine[0] else Outcome(
+                    "failed", f"{job.dest} is also the output of {first[1]}, listed first; nothing written "
+                              "(convert them to different places)")
+        return job if outcome is None else attrs.evolve(job, refused=outcome)
+
+    def _first(self, real: Path, inside: Path, mine: tuple[str, str]) -> tuple[str, str] | None:
+        """The (resolved input, label) of the file listed before with the output ``real``, or None
+        (then ``real`` is recorded as this file's).  ``inside``: the output's path in --out-dir."""
+        key = str(real)
+        digest = hashlib.blake2b(os.fsencode(key), digest_size=16).digest()
+        if key in self.linked:
+            return self.linked[key]
+        if real == self.out_real / inside:  # no symlink on the way
+            self.straight.add(digest)
+            return None
+        if digest in self.straight:  # the output of OUT/<name>/<path>: the file <name's folder>/<path>
+            name, *path = real.relative_to(self.out_real).parts
+            source = self.folders[name].joinpath(*path)
+            return os.path.realpath(source), str(source)
+        self.linked[key] = mine
+        return None
+
+
+def listing(args: argparse.Namespace) -> Iterator[Job]:
+    """The jobs of a :func:`streamable` run, each checked as it is listed (:class:`Destinations`),
+    in the order :func:`plan` gives them: the first file is converted before the tree is walked
+    whole, and no list of every job is held.  An output folder that did not exist when the run
+    began gets no line when the listing meets it (made by this run, after a planned run's walk)."""
+    out_dir = Path(args.out_dir)
+    checks = Destinations(out_dir, args.inputs)
+    new = not os.path.lexists(out_dir)
+    for item in args.inputs:
+        path = Path(item)
+        base = out_dir / Path(os.path.abspath(path)).name
+        for file, refused in _walk(path, checks.out_real):
+            if new and refused == THE_OUT_DIR:
+                continue
+            dest = None if refused is not None else base / file.relative_to(path)
+            yield checks.check(Job(file, str(file), dest, refused))
 
 
 def _no_step(what: str) -> None:
@@ -370,14 +482,23 @@ class Progress:
     #: Seconds between redraws inside a file, and before the first (a quick file shows no ticker).
     tick = 0.5
 
-    def __init__(self, total: int, mode: str, stream: IO[str] | None = None) -> None:
-        self.total = total
+    def __init__(self, total: int | None, mode: str, stream: IO[str] | None = None) -> None:
+        self.total = total  # None: not known yet (a streamed run counts it meanwhile: see counting)
         self.stream = sys.stderr if stream is None else stream  # the stderr of now, not of the import
         self.enabled = mode == "always" or (mode == "auto" and self.stream.isatty())
         self.width = 0
         self.index, self.label, self.doing = 0, "", ""
         self.started = time.monotonic()
         self._lock = threading.Lock()  # the ticker and the main thread draw the same line
+
+    def counting(self, folders: list[str], exclude: Path | None) -> None:
+        """Count the listing of ``folders`` in the background (only when the line is shown): until
+        the count is in, the line shows ``n/?`` and the rate; then the bar and the ETA."""
+        if self.enabled:
+            count_in_background(folders, exclude, self._counted)
+
+    def _counted(self, total: int) -> None:
+        self.total = total
 
     def show(self, index: int, label: str) -> None:
         if not self.enabled:
@@ -389,11 +510,15 @@ class Progress:
     width_limit = 100
 
     def _draw(self, state: str = "") -> None:
-        done = self.index * 20 // max(self.total, 1)
-        head = f"[{'#' * done}{'.' * (20 - done)}] {self.index}/{self.total} "
-        if 0 < self.index < self.total:  # files per second, and the seconds left at that rate
-            rate = self.index / max(time.monotonic() - self.started, 1e-9)
-            head += f"{rate:.1f}/s ETA {(self.total - self.index) / rate:.0f} s "
+        total = self.total
+        rate = self.index / max(time.monotonic() - self.started, 1e-9)  # files per second
+        if total is None:  # still counted: the files so far and the rate
+            head = f"{self.index}/? " + (f"{rate:.1f}/s " if self.index else "")
+        else:
+            done = min(self.index * 20 // max(total, 1), 20)
+            head = f"[{'#' * done}{'.' * (20 - done)}] {self.index}/{total} "
+            if 0 < self.index < total:  # and the seconds left at that rate
+                head += f"{rate:.1f}/s ETA {(total - self.index) / rate:.0f} s "
         room = max(self.width_limit - len(head) - len(state), 10)
         label = self.label if len(self.label) <= room else "…" + self.label[-(room - 1):]
         text = head + label + state
@@ -450,7 +575,7 @@ def batch_mode(args: argparse.Namespace) -> bool:
 Outcomes = Generator[tuple[Job, Outcome], None, None]
 
 
-def _in_this_process(jobs: list[Job], args: argparse.Namespace, progress: Progress,
+def _in_this_process(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress,
                      spill: list[tuple[Job, Outcome]]) -> Outcomes:
     for i, job in enumerate(jobs):
         with progress.working(i, job.label) as step:
@@ -473,18 +598,25 @@ def _died(job: Job) -> Outcome:
                              "(the second time alone); please report it")
 
 
-def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress,
+def _on_a_pool(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress,
                spill: list[tuple[Job, Outcome]]) -> Outcomes:
-    """The jobs on a process pool (:mod:`.convert_pool`), in the plan's order; closed (Ctrl-C), the
-    outcomes of the files that finished meanwhile go to ``spill``."""
+    """The jobs on a process pool (:mod:`.convert_pool`), in the plan's (or the listing's) order;
+    closed (Ctrl-C), the outcomes of the files that finished meanwhile go to ``spill``."""
     from .convert_pool import in_order, workers_of
 
     work = functools.partial(convert_one, args=args)
     # The outputs there before the run: a worker killed by a neighbour's crash after it renamed its
     # output into place, but before it reported, left a whole output of this run, which its solo
     # retry would otherwise refuse as an existing file.  Such an output (and only such) is removed
-    # before the retry writes it again.
-    before = {j.dest for j in jobs if j.dest is not None and os.path.lexists(j.dest)}
+    # before the retry writes it again.  Each job is looked at as it is handed to the pool, before
+    # a worker can write its output, so a streamed listing is never held whole.
+    before: set[Path] = set()
+
+    def handed(jobs: Iterable[Job]) -> Iterator[Job]:
+        for job in jobs:
+            if job.dest is not None and os.path.lexists(job.dest):
+                before.add(job.dest)
+            yield job
 
     def tidy(job: Job) -> None:
         _tidy(job)
@@ -492,7 +624,7 @@ def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress,
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(job.dest)
 
-    outcomes = in_order(jobs, work, workers_of(args), _died, tidy, spill)
+    outcomes = in_order(handed(jobs), work, workers_of(args), _died, tidy, spill)
     try:
         for i, (job, outcome) in enumerate(outcomes):
             yield job, outcome
@@ -501,26 +633,39 @@ def _on_a_pool(jobs: list[Job], args: argparse.Namespace, progress: Progress,
         outcomes.close()
 
 
+def _jobs(args: argparse.Namespace) -> tuple[Iterable[Job], Progress, bool]:
+    """The jobs (a planned list, or a streamed :func:`listing`), the progress line, and whether
+    they go on a pool: a streamed run does unless ``--jobs 1``, without counting its files."""
+    from .convert_pool import pooled
+
+    if args.workers is not None and args.workers < 0:
+        raise UsageError("--jobs wants 0 (every core) or more")
+    if streamable(args):
+        progress = Progress(None, args.progress)
+        progress.counting(args.inputs, _real(Path(args.out_dir)))
+        return listing(args), progress, pooled(args)
+    jobs = plan(args)
+    live = sum(j.refused is None for j in jobs)
+    return jobs, Progress(len(jobs), args.progress), pooled(args) and live > 1
+
+
 def run(args: argparse.Namespace) -> int:
     if batch_mode(args):
         from .convert_batch import run_batch
 
         return run_batch(args)
-    from .convert_pool import pooled
-
     try:
-        if args.workers is not None and args.workers < 0:
-            raise UsageError("--jobs wants 0 (every core) or more")
-        jobs = plan(args)
+        jobs, progress, on_a_pool = _jobs(args)
     except UsageError as e:
         print(f"godot-formats convert: {e}", file=sys.stderr)
         return EXIT_USAGE
-    report = sys.stderr if any(j.dest is None and j.refused is None for j in jobs) else sys.stdout
-    progress = Progress(len(jobs), args.progress)
+    # Standard output carries a converted file (-o -, or '-' in): the lines go to stderr.  Only a
+    # planned run can do that; a streamed one is folders and --out-dir.
+    to_stdout = isinstance(jobs, list) and any(j.dest is None and j.refused is None for j in jobs)
+    report = sys.stderr if to_stdout else sys.stdout
     counts = {"converted": 0, "unchanged": 0, "failed": 0, "skipped": 0}
-    live = sum(j.refused is None for j in jobs)
     spill: list[tuple[Job, Outcome]] = []
-    results = (_on_a_pool if pooled(args) and live > 1 else _in_this_process)(jobs, args, progress, spill)
+    results = (_on_a_pool if on_a_pool else _in_this_process)(jobs, args, progress, spill)
 
     last: list[tuple[Job, Outcome]] = []  # the pair shown last (a closed pool may spill it again)
 
@@ -547,10 +692,12 @@ def run(args: argparse.Namespace) -> int:
             for pair in spill:
                 if pair is not given:
                     show(*pair)
-    progress.show(len(jobs), "done")
+    total = sum(counts.values())
+    progress.total = total
+    progress.show(total, "done")
     progress.clear()
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
-    print(f"{sum(counts.values())} file(s): {summary}" + (" (interrupted)" if interrupted else ""), file=report)
+    print(f"{total} file(s): {summary}" + (" (interrupted)" if interrupted else ""), file=report)
     if interrupted:
         return 130
     return EXIT_BAD_INPUT if counts["failed"] else 0

@@ -2,7 +2,8 @@
 default; ``--jobs 1`` keeps one process).
 
 The plan stays the one-process command's (every destination decided and checked before anything
-is written) and each file goes through the same ``convert_one``, so the lines are the same; they
+is written; or its streamed listing, pulled only as the window has room, each file checked as it
+is listed) and each file goes through the same ``convert_one``, so the lines are the same; they
 are printed in the plan's order, not as the files finish, so a run reads the same on one core and
 on many.  Files go to the workers in chunks (one at first, growing to
 :data:`~godot_formats.batch.POOL_CHUNK`), at most :data:`WINDOW` chunks per worker in flight.  A
