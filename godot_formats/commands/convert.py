@@ -626,9 +626,9 @@ def _on_a_pool(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress
 
     outcomes = in_order(handed(jobs), work, workers_of(args), _died, tidy, spill)
     try:
-        for i, (job, outcome) in enumerate(outcomes):
-            yield job, outcome
-            progress.show(i + 1, job.label)
+        for i, pair in enumerate(outcomes):
+            yield pair  # the pair itself: the consumer skips it in the spill by identity
+            progress.show(i + 1, pair[0].label)
     finally:
         outcomes.close()
 
