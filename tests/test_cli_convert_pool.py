@@ -95,6 +95,7 @@ def test_ctrl_c_prints_the_summary_and_exits_130(tmp_path: Path) -> None:
     # while Ctrl-C landed among the lines too: a rerun would refuse an uncounted one as existing).
     status_lines = [line for line in lines if line.split(" ", 1)[0] in ("converted", "unchanged", "failed", "skipped")]
     assert lines[-2].startswith(f"{len(status_lines)} file(s): ") and len(status_lines) >= 4
+    assert len(set(status_lines)) == len(status_lines)  # no file counted twice
     converted = {line.split(": ", 1)[0].split()[-1] for line in status_lines if line.startswith("converted")}
     written = {str(tmp_path / "in" / p.relative_to(tmp_path / "out" / "in")) for p in (tmp_path / "out").rglob("*")
                if p.is_file()}
