@@ -574,9 +574,10 @@ def test_many_small_zstd_frames_cost_what_they_are(monkeypatch: pytest.MonkeyPat
     for frames in (1000, 4000):
         fed.clear()
         assert compression.decompress(empty * frames, compression.ZSTD, size=0) == b""
-        assert len(fed) == frames and sum(fed) <= 2 * 64 * frames  # linear: no slice holds the rest of the block
+        # linear: the first frame is given the whole block once, no later slice holds the rest of it
+        assert len(fed) == frames and sum(fed) <= len(empty) * frames + 2 * 64 * frames
     payload = bytes(range(256)) * 4000
     one = zstandard.ZstdCompressor(write_content_size=True).compress(payload)
     fed.clear()
     assert compression.decompress(one * 3, compression.ZSTD, size=3 * len(payload)) == payload * 3
-    assert sum(fed) <= 3 * 2 * len(one) + 3 * 64
+    assert sum(fed) <= 3 * len(one) + 3 * 2 * len(one) + 3 * 64

@@ -42,6 +42,7 @@ __all__ = [
 
 import importlib
 import struct
+import threading
 import zlib
 from typing import Any, Callable, Optional
 
@@ -149,6 +150,10 @@ def _zlib_decompress(wbits: int, name: str) -> _Decompress:
     return run
 
 
+#: Zstd contexts, per thread (a context is not thread-safe): made once, not once per GCPF block.
+_ZSTD_CONTEXTS = threading.local()
+
+
 def _zstd_compress(data: bytes, level: int | None, gzip_os: int, window_log: int | None) -> bytes:
     """``ZSTD_compressCCtx``: content size in the header, no checksum, no dictionary.
 
@@ -157,13 +162,25 @@ def _zstd_compress(data: bytes, level: int | None, gzip_os: int, window_log: int
     """
     zstd = _module("zstandard", "Zstd", reading=False)
     lvl = _ZSTD_DEFAULT_LEVEL if level is None else level
-    if window_log is None:
-        cctx = zstd.ZstdCompressor(level=lvl, write_content_size=True, write_checksum=False)
-    else:
-        params = zstd.ZstdCompressionParameters.from_level(
-            lvl, enable_ldm=True, window_log=window_log, write_content_size=True, write_checksum=False)
-        cctx = zstd.ZstdCompressor(compression_params=params)
-    return bytes(cctx.compress(data))
+    return bytes(_zstd_compressor(zstd, lvl, window_log).compress(data))
+
+
+def _zstd_compressor(zstd: Any, level: int, window_log: int | None) -> Any:
+    """A compression context for these settings, one per thread and reused (see :func:`_zstd_context`)."""
+    contexts = getattr(_ZSTD_CONTEXTS, "compressors", None)
+    if contexts is None:
+        contexts = _ZSTD_CONTEXTS.compressors = {}
+    key = (zstd.ZstdCompressor, level, window_log)
+    cctx = contexts.get(key)
+    if cctx is None:
+        if window_log is None:
+            cctx = zstd.ZstdCompressor(level=level, write_content_size=True, write_checksum=False)
+        else:
+            params = zstd.ZstdCompressionParameters.from_level(
+                level, enable_ldm=True, window_log=window_log, write_content_size=True, write_checksum=False)
+            cctx = zstd.ZstdCompressor(compression_params=params)
+        contexts[key] = cctx
+    return cctx
 
 
 #: The first slice of a Zstd frame given to the decompressor, and the largest (the slices double).
@@ -171,14 +188,29 @@ _ZSTD_FIRST_FEED = 64
 _ZSTD_MAX_FEED = 1 << 20
 
 
+def _zstd_context(zstd: Any, window: int) -> Any:
+    """A decompression context for ``window``, one per thread (a context is not thread-safe) and
+    reused: making one per GCPF block cost more than decompressing the block."""
+    contexts = getattr(_ZSTD_CONTEXTS, "by_window", None)
+    if contexts is None:
+        contexts = _ZSTD_CONTEXTS.by_window = {}
+    key = (zstd.ZstdDecompressor, window)
+    dctx = contexts.get(key)
+    if dctx is None:
+        dctx = contexts[key] = zstd.ZstdDecompressor(max_window_size=window)
+    return dctx
+
+
 def _zstd_decompress(data: bytes | memoryview, cap: int) -> bytes:
     """Frames back to back (as ``ZSTD_decompressDCtx`` reads them), at most ``cap`` bytes.
 
     ``zstandard``'s one-shot ``decompress`` allocates what the frame header
     claims (and ignores ``max_output_size`` when a size is there), so the
-    frames go to a decompression object instead, in slices that double from 64
-    bytes, so that the bytes after a frame are never copied more than about
-    the frame's own size (many small frames in a block stay linear): a frame
+    frames go to a decompression object instead: the first frame whose header
+    gives its size gets the whole block at once (a GCPF block is one frame: one
+    call), every later frame slices that double from 64 bytes, so that the bytes
+    after a frame are never copied more than about the frame's own size (many
+    small frames in a block stay linear, one copy of the block more): a frame
     whose header gives its size (every frame Godot writes) once that size is
     checked against the cap, since libzstd stops a frame that outgrows its
     size; a frame without one in slices small enough that the output is
@@ -186,9 +218,10 @@ def _zstd_decompress(data: bytes | memoryview, cap: int) -> bytes:
     """
     zstd = _module("zstandard", "Zstd", reading=True)
     window = min(_ZSTD_MAX_WINDOW, max(_ZSTD_SMALL_WINDOW, 1 << max(cap - 1, 1).bit_length()))
-    dctx = zstd.ZstdDecompressor(max_window_size=window)
+    dctx = _zstd_context(zstd, window)
     out = bytearray()
     pos = 0
+    first = True
     while True:
         try:
             params = zstd.get_frame_parameters(data[pos : pos + 18])
@@ -199,7 +232,10 @@ def _zstd_decompress(data: bytes | memoryview, cap: int) -> bytes:
             raise DecodeError(pos, f"Zstd frame claims {params.content_size} bytes, more than the {cap} expected")
         obj = dctx.decompressobj()
         frame_start = pos
-        step = _ZSTD_FIRST_FEED
+        # The first frame gets the whole block at once (a GCPF block is one frame: one call, no
+        # copy of what follows); the frames after it, slices that double.
+        step = len(data) if first and known else _ZSTD_FIRST_FEED
+        first = False
         try:
             while not obj.eof and pos < len(data):
                 # Slices that double: a frame costs at most about twice its own size, whatever follows
