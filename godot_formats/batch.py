@@ -492,15 +492,16 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int,
                     yield from _give(ready)
                 pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        for future, tasks in inflight.items():
-            if future.done() and not future.cancelled() and future.exception() is None:
-                spill.extend(future.result())
-            else:
-                lost.extend(tasks)
-        for task in lost:
-            _remove_temps(task.dest)
-        spill.extend(ready)
+        with ctrl_c_deferred():  # a first Ctrl-C in wait() runs this on its way up: a second must not cut it
+            pool.shutdown(wait=True, cancel_futures=True)
+            for future, tasks in inflight.items():
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    spill.extend(future.result())
+                else:
+                    lost.extend(tasks)
+            for task in lost:
+                _remove_temps(task.dest)
+            spill.extend(ready)
 
 
 def _collect(finished: set[Future[list[dict[str, Any]]]], inflight: dict[Future[list[dict[str, Any]]], list[Task]],

@@ -257,3 +257,46 @@ def test_the_progress_line_shows_the_rate_until_the_count_is_in() -> None:
     quiet.counting(["."], None)  # off: no count is started, nothing drawn
     quiet.show(1, "x")
     assert quiet.total is None and quiet.stream.getvalue() == ""  # type: ignore[attr-defined]
+
+
+CRASHING = """
+import os, sys, time
+import godot_formats.commands.convert as c
+parent, real = os.getpid(), c.convert_one
+def convert_one(job, args, step=c._no_step):
+    name = job.source.name if job.source else ""
+    if os.getpid() != parent and "crash" in name:
+        time.sleep(1); os._exit(9)   # the pool breaks while the slow file holds the other worker
+    if os.getpid() != parent and "slow" in name:
+        time.sleep(4)
+    return real(job, args, step)
+c.convert_one = convert_one
+from godot_formats.tool import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the workers inherit the patch by fork")
+def test_a_broken_pool_never_removes_an_output_through_a_refused_file(tmp_path: Path) -> None:
+    """``b/0.sav``'s output resolves to ``a/0.sav``'s (``out/b`` is a symlink to ``out/a``): it is
+    refused, never written.  When a worker dies while it waits, the files in flight are tidied before
+    their solo retries, and a refused file's tidy removed ``a/0.sav``'s converted output (its line
+    said converted).  A refused file is never tidied."""
+    import subprocess
+
+    for name in ("0.sav", "1crash.sav", "2slow.sav", "3.sav"):
+        (tmp_path / "a").mkdir(exist_ok=True)
+        (tmp_path / "a" / name).write_bytes(framed(g3("save_slots")))  # engine-made records
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "0.sav").write_bytes(framed(g3("settings")))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "b").symlink_to("a")
+    proc = subprocess.run([sys.executable, "-c", CRASHING, "convert", "a", "b", "--to", "godot4", "--out-dir", "out",
+                           "--jobs", "2"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 1, proc.stderr
+    assert any(line.startswith("failed     b/0.sav: ") and "also the output of a/0.sav" in line for line in lines)
+    converted = [line.split(": ", 1)[0].split()[-1] for line in lines if line.startswith("converted")]
+    assert sorted(converted) == ["a/0.sav", "a/2slow.sav", "a/3.sav"], proc.stdout
+    for name in converted:
+        assert (tmp_path / "out" / name).is_file()  # every output its line names is there

@@ -619,6 +619,8 @@ def _on_a_pool(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress
             yield job
 
     def tidy(job: Job) -> None:
+        if job.refused is not None:  # never written: its dest may be another file's output
+            return
         _tidy(job)
         if job.dest is not None and job.dest not in before:
             with contextlib.suppress(FileNotFoundError):
@@ -627,10 +629,12 @@ def _on_a_pool(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress
     outcomes = in_order(handed(jobs), work, workers_of(args), _died, tidy, spill)
     try:
         for i, pair in enumerate(outcomes):
+            before.discard(pair[0].dest)  # type: ignore[arg-type]  # given: never tidied, so no more needed
             yield pair  # the pair itself: the consumer skips it in the spill by identity
             progress.show(i + 1, pair[0].label)
     finally:
-        outcomes.close()
+        with ctrl_c_deferred():
+            outcomes.close()
 
 
 def _jobs(args: argparse.Namespace) -> tuple[Iterable[Job], Progress, bool]:

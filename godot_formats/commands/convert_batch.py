@@ -115,7 +115,7 @@ def count_in_background(folders: list[str], exclude: Path | None, done: Callable
     """:func:`count_entries` in a daemon thread, handing the count to ``done``: the conversion
     starts at once and does not wait for (nor depend on) the count."""
     def count() -> None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(Exception):  # no count, no ETA (a tree past os.walk's recursion, say)
             done(count_entries(folders, exclude))
 
     threading.Thread(target=count, daemon=True).start()
@@ -143,7 +143,8 @@ class RateLine:
                 fs, path = _url_fs(folder, options)
                 self.total = len(fs.find(path))
             return
-        self.total = count_entries([folder])
+        with contextlib.suppress(Exception):  # the same: a tree past os.walk's recursion, an unreadable folder
+            self.total = count_entries([folder])
 
     def show(self, done: int) -> None:
         if not self.enabled:

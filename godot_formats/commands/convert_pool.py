@@ -123,13 +123,16 @@ def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Call
                 yield back[0]  # type: ignore[misc]  # an outcome now; dropped only once given (batch._give)
                 back.popleft()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        _settle(window, back)
-        for pair in back:
-            if isinstance(pair[1], _Pending):
-                tidy(pair[0])
-            else:
-                spill.append(pair)  # type: ignore[arg-type]
+        # Under ctrl_c_deferred: a first Ctrl-C in future.result() runs this on its way up, and a
+        # second one must not cut it (the outcomes of written files lost, the workers orphaned).
+        with ctrl_c_deferred():
+            pool.shutdown(wait=True, cancel_futures=True)
+            _settle(window, back)
+            for pair in back:
+                if isinstance(pair[1], _Pending):
+                    tidy(pair[0])
+                else:
+                    spill.append(pair)  # type: ignore[arg-type]
 
 
 def _settle(window: collections.deque[tuple[list[J], Future[list[R]]]],
