@@ -495,13 +495,18 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int,
         with ctrl_c_deferred():  # a first Ctrl-C in wait() runs this on its way up: a second must not cut it
             pool.shutdown(wait=True, cancel_futures=True)
             for future, tasks in inflight.items():
-                if future.done() and not future.cancelled() and future.exception() is None:
+                if _finished(future):
                     spill.extend(future.result())
                 else:
                     lost.extend(tasks)
             for task in lost:
                 _remove_temps(task.dest)
             spill.extend(ready)
+
+
+def _finished(future: Future[Any]) -> bool:
+    """Whether ``future`` ran to its result (not cancelled, no error: a broken pool's raise)."""
+    return future.done() and not future.cancelled() and future.exception() is None
 
 
 def _collect(finished: set[Future[list[dict[str, Any]]]], inflight: dict[Future[list[dict[str, Any]]], list[Task]],

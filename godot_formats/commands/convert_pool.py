@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from ..batch import _chunk_size, _ignore_sigint, submit
+from ..batch import _chunk_size, _finished, _ignore_sigint, submit
 from .common import ctrl_c_deferred
 
 J = TypeVar("J")
@@ -73,17 +73,13 @@ class _Pending:
 PENDING = _Pending()
 
 
-def _finished(future: Future[list[R]]) -> bool:
-    return future.done() and not future.cancelled() and future.exception() is None
-
-
 def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Callable[[J], R],
              tidy: Callable[[J], None], spill: list[tuple[J, R]]) -> Generator[tuple[J, R], None, None]:
     """``(job, work(job))`` for each job, in the order of ``jobs``, on ``workers`` processes, the jobs
     sent in chunks (one at first, then up to :data:`~godot_formats.batch.POOL_CHUNK`), at most
-    :data:`WINDOW` chunks per worker in flight.  ``work``
-    never raises (it is ``convert_one``); ``died(job)`` is the result of a job that killed its
-    worker twice; ``tidy(job)`` removes what a job's killed worker left, before its solo retry.
+    :data:`WINDOW` chunks per worker in flight.  ``work`` never raises (it is ``convert_one``);
+    ``died(job)`` is the result of a job that killed its worker twice; ``tidy(job)`` removes what a
+    job's killed worker left, before its solo retry.
 
     Closing the generator (Ctrl-C) cancels the chunks not started and waits for those running; the
     outcomes of every job that finished and was not given yet go to ``spill``: their outputs are

@@ -166,21 +166,27 @@ def _zstd_compress(data: bytes, level: int | None, gzip_os: int, window_log: int
 
 
 def _zstd_compressor(zstd: Any, level: int, window_log: int | None) -> Any:
-    """A compression context for these settings, one per thread and reused (see :func:`_zstd_context`)."""
-    contexts = getattr(_ZSTD_CONTEXTS, "compressors", None)
-    if contexts is None:
-        contexts = _ZSTD_CONTEXTS.compressors = {}
-    key = (zstd.ZstdCompressor, level, window_log)
-    cctx = contexts.get(key)
-    if cctx is None:
+    """A compression context for these settings (see :func:`_zstd_reused`)."""
+    def make() -> Any:
         if window_log is None:
-            cctx = zstd.ZstdCompressor(level=level, write_content_size=True, write_checksum=False)
-        else:
-            params = zstd.ZstdCompressionParameters.from_level(
-                level, enable_ldm=True, window_log=window_log, write_content_size=True, write_checksum=False)
-            cctx = zstd.ZstdCompressor(compression_params=params)
-        contexts[key] = cctx
-    return cctx
+            return zstd.ZstdCompressor(level=level, write_content_size=True, write_checksum=False)
+        params = zstd.ZstdCompressionParameters.from_level(
+            level, enable_ldm=True, window_log=window_log, write_content_size=True, write_checksum=False)
+        return zstd.ZstdCompressor(compression_params=params)
+
+    return _zstd_reused((zstd.ZstdCompressor, level, window_log), make)
+
+
+def _zstd_reused(key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+    """The Zstd context for ``key``, one per thread (a context is not thread-safe), made by ``make``
+    the first time and reused: making one per GCPF block cost more than the block itself."""
+    contexts: dict[tuple[Any, ...], Any] | None = getattr(_ZSTD_CONTEXTS, "by_key", None)
+    if contexts is None:
+        contexts = _ZSTD_CONTEXTS.by_key = {}
+    context = contexts.get(key)
+    if context is None:
+        context = contexts[key] = make()
+    return context
 
 
 #: The first slice of a Zstd frame given to the decompressor, and the largest (the slices double).
@@ -189,16 +195,8 @@ _ZSTD_MAX_FEED = 1 << 20
 
 
 def _zstd_context(zstd: Any, window: int) -> Any:
-    """A decompression context for ``window``, one per thread (a context is not thread-safe) and
-    reused: making one per GCPF block cost more than decompressing the block."""
-    contexts = getattr(_ZSTD_CONTEXTS, "by_window", None)
-    if contexts is None:
-        contexts = _ZSTD_CONTEXTS.by_window = {}
-    key = (zstd.ZstdDecompressor, window)
-    dctx = contexts.get(key)
-    if dctx is None:
-        dctx = contexts[key] = zstd.ZstdDecompressor(max_window_size=window)
-    return dctx
+    """A decompression context for ``window`` (see :func:`_zstd_reused`)."""
+    return _zstd_reused((zstd.ZstdDecompressor, window), lambda: zstd.ZstdDecompressor(max_window_size=window))
 
 
 def _zstd_decompress(data: bytes | memoryview, cap: int) -> bytes:
