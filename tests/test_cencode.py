@@ -552,3 +552,42 @@ def test_benchmark_workloads_never_fall_back(dialect: str) -> None:
     check(dialect, bench_dict(5000), must_encode=True)
     check(dialect, bench_records(2000), must_encode=True)
     check(dialect, BENCH_MESSAGE, must_encode=True)
+
+
+# Containers whose scalar runs (the compiled writer's loop without the stack) end at every kind
+# of element: a container, a value the reference writes (a subclass, an unpaired surrogate, a
+# type of the library's), an int past one 30-bit digit or past the dialect's width, a float
+# the dialect cannot narrow; in lists, tuples, dict keys and dict values, at the start, middle
+# and end of the container.
+RUN_EDGES: list[Any] = [
+    {"a": 1, "b": [1], "c": 2.5, "d": None, "e": True, "f": {"g": "h"}},
+    {1: "x", 2.5: [1, 2], None: {"k": "v"}, False: True, "": ()},
+    {"a": "\ud800", "b": 1}, {"\ud800": 1, "b": 2}, {"b": 2, "c": "\udfff"},
+    {"a": t.StringName("x"), "b": 1, "c": t.Vector2(1, 2), "d": 3},
+    {t.StringName("k"): 1, "b": 2}, {(1, 2): 3, "b": 4, t.Vector2(0, 1): 5},
+    {"a": Small.A, "b": MyStr("x"), "c": MyFloat(0.5), "d": 1},
+    [1, 2, 2**31 - 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**31), -(2**31) - 1, -(2**63), -(2**63) - 1, 3],
+    [0, 1, -1, 2**30 - 1, 2**30, -(2**30) + 1, -(2**30), 2**30 + 1, -(2**30) - 1, 2**60, -(2**60)],
+    [1, "a", 2.5, None, False, [3], "é", Small.A, MyStr("x"), 4, (5,), {"x": 6}, 7],
+    (1, "a", (2, 3), 4.0, "\ud800", 5), ([1], 2), (1, [2]),
+    [0.1, 1e300, math.nan, math.inf, -0.0, FLT_MAX, 1e39, 5e-324, 0.5],
+    {f"k{i}": (i if i % 3 else [i]) for i in range(100)},
+    {f"k{i}": ("\ud800" if i == 50 else i) for i in range(100)},
+    [[i, str(i), float(i)] for i in range(50)],
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS + ["godot2", "docs-godot3.0"])
+@pytest.mark.parametrize("value", RUN_EDGES, ids=ids(RUN_EDGES))
+def test_scalar_runs_end_where_the_reference_takes_over(dialect: str, value: Any) -> None:
+    """Each run's bytes are the reference's, and a dict entry whose value ends a run is
+    written whole once (its key not twice)."""
+    check(dialect, value)
+
+
+def test_scalar_runs_are_written_by_the_compiled_writer() -> None:
+    """The runs cover what they are for: none of these falls back in any dialect here."""
+    for dialect in DIALECTS:
+        for value in (RUN_EDGES[0], RUN_EDGES[1], RUN_EDGES[14], RUN_EDGES[16],
+                      [0, 1, -1, 2**30 - 1, 2**30, -(2**30) + 1, -(2**30), 2**31 - 1, -(2**31)]):
+            check(dialect, value, must_encode=True)

@@ -430,14 +430,21 @@ static int write_leaf(Writer *w, Out *o, Stack *st, PyObject *v)
     return n < 0 ? -1 : 1;
 }
 
-static int write_str(Writer *w, Out *o, PyObject *v)
+/* The common scalars, written without running any Python code: 0 written; NOT_HERE when
+ * the value is the general path's (a type that is not an exact scalar, or a case the
+ * reference decides: a header the dialect lacks, an unpaired surrogate, an int or float
+ * beyond the dialect's width); -1 an exception (no memory).  The runs below rely on it: a
+ * container cannot change under a run that only calls these. */
+#define NOT_HERE 1
+
+static inline int put_str(Writer *w, Out *o, PyObject *v)
 {
     const char *s;
     Py_ssize_t n;
     size_t padded;
 
     if (w->headers[H_STRING] < 0)
-        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+        return NOT_HERE;
     if (PyUnicode_IS_COMPACT_ASCII(v)) {
         s = (const char *)PyUnicode_DATA(v);
         n = PyUnicode_GET_LENGTH(v);
@@ -448,11 +455,11 @@ static int write_str(Writer *w, Out *o, PyObject *v)
             /* An unpaired surrogate: some dialects write it (surrogatepass), some
              * refuse it; the reference's writer knows which. */
             PyErr_Clear();
-            return write_leaf(w, o, NULL, v);
+            return NOT_HERE;
         }
     }
     if ((size_t)n > MAX_U32)
-        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+        return NOT_HERE;
     padded = ((size_t)n + 3) & ~(size_t)3;
     if (RESERVE(o, 8 + padded) < 0)
         return -1;
@@ -465,84 +472,131 @@ static int write_str(Writer *w, Out *o, PyObject *v)
     return 0;
 }
 
-static int write_int(Writer *w, Out *o, PyObject *v)
+/* An exact int's value, or NOT_HERE past 64 bits.  A one-digit int (|x| < 2**30, nearly
+ * every int a game stores) is read straight from its digit on the CPython versions whose
+ * layout this knows; the rest through the API. */
+static inline int int_value(PyObject *v, long long *x)
 {
     int overflow;
-    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    int64_t h = w->headers[H_INT];
-    int fits32;
-
+#if !defined(PYPY_VERSION) && PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(v);
+    if (size >= -1 && size <= 1) {
+        *x = (long long)size * (long long)((PyLongObject *)v)->ob_digit[0];
+        return 0;
+    }
+#elif !defined(PYPY_VERSION) && !defined(Py_LIMITED_API)
+    if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
+        *x = (long long)PyUnstable_Long_CompactValue((PyLongObject *)v);
+        return 0;
+    }
+#endif
+    *x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (overflow)
-        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
-    if (x == -1 && PyErr_Occurred())
-        return -1;
+        return NOT_HERE;
+    return *x == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* Each number reserves only the bytes it writes: a container whose size was reserved in
+ * full (open_container) then never grows its buffer at its last element. */
+static inline int put_int(Writer *w, Out *o, PyObject *v)
+{
+    long long x;
+    int64_t h = w->headers[H_INT];
+    uint32_t head;
+    int r;
+
+    if ((r = int_value(v, &x)) != 0)
+        return r;
     if (h < 0)
-        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
-    fits32 = x >= INT32_MIN && x <= INT32_MAX;
-    if (RESERVE(o, 12) < 0)
-        return -1;
+        return NOT_HERE;
+    if (x >= INT32_MIN && x <= INT32_MAX && (w->int_mode == INT_AUTO || w->int_mode == INT_I32))
+        return out_u32_pair(o, (uint32_t)h, (uint32_t)(int32_t)x);
     switch (w->int_mode) {
     case INT_AUTO:
-        if (fits32)
-            goto narrow;
-        put_u32(o->p, (uint32_t)h | FLAG_64);
-        break;
     case INT_FLAG64:
-        put_u32(o->p, (uint32_t)h | FLAG_64);
+        head = (uint32_t)h | FLAG_64;
         break;
     case INT_I64:
-        put_u32(o->p, (uint32_t)h);
+        head = (uint32_t)h;
         break;
-    default: /* INT_I32 */
-        if (!fits32)
-            return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
-        goto narrow;
+    default: /* INT_I32, and x does not fit */
+        return NOT_HERE;
     }
+    if (RESERVE(o, 12) < 0)
+        return -1;
+    put_u32(o->p, head);
     put_u64(o->p + 4, (uint64_t)x);
     o->p += 12;
     return 0;
-narrow:
-    put_u32(o->p, (uint32_t)h);
-    put_u32(o->p + 4, (uint32_t)(int32_t)x);
-    o->p += 8;
-    return 0;
 }
 
-static int write_float(Writer *w, Out *o, PyObject *v)
+static inline int put_float(Writer *w, Out *o, PyObject *v)
 {
     double d = PyFloat_AS_DOUBLE(v);
     int64_t h = w->headers[H_FLOAT];
+    uint32_t head;
     float f;
 
     if (h < 0)
-        return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
-    if (RESERVE(o, 12) < 0)
-        return -1;
+        return NOT_HERE;
     switch (w->float_mode) {
     case FLOAT_AUTO:
         if (exact_f32(d, &f))
             goto narrow;
-        put_u32(o->p, (uint32_t)h | FLAG_64);
+        head = (uint32_t)h | FLAG_64;
         break;
     case FLOAT_FLAG64:
-        put_u32(o->p, (uint32_t)h | FLAG_64);
+        head = (uint32_t)h | FLAG_64;
         break;
     case FLOAT_F32:
         if (!narrow_f32(d, &f))
-            return write_leaf(w, o, NULL, v); /* the reference writes it or says why not */
+            return NOT_HERE;
         goto narrow;
     default: /* FLOAT_F64 */
-        put_u32(o->p, (uint32_t)h);
+        head = (uint32_t)h;
         break;
     }
+    if (RESERVE(o, 12) < 0)
+        return -1;
+    put_u32(o->p, head);
     put_f64(o->p + 4, d);
     o->p += 12;
     return 0;
 narrow:
+    if (RESERVE(o, 8) < 0)
+        return -1;
     put_u32(o->p, (uint32_t)h);
     put_f32(o->p + 4, f);
     o->p += 8;
     return 0;
+}
+
+/* Exact types only: a subclass (IntEnum, a str subclass ...) is the reference's business. */
+static inline int put_scalar(Writer *w, Out *o, PyObject *v)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+
+    if (tp == &PyUnicode_Type)
+        return put_str(w, o, v);
+    if (tp == &PyLong_Type)
+        return put_int(w, o, v);
+    if (tp == &PyFloat_Type)
+        return put_float(w, o, v);
+    if (v == Py_None) {
+        if (w->headers[H_NIL] < 0)
+            return NOT_HERE;
+        if (RESERVE(o, 4) < 0)
+            return -1;
+        put_u32(o->p, (uint32_t)w->headers[H_NIL]);
+        o->p += 4;
+        return 0;
+    }
+    if (tp == &PyBool_Type) {
+        if (w->headers[H_BOOL] < 0)
+            return NOT_HERE;
+        return out_u32_pair(o, (uint32_t)w->headers[H_BOOL], v == Py_True ? 1u : 0u);
+    }
+    return NOT_HERE;
 }
 
 /* A vector-like math value: its header, then its tuple items as numbers of one kind.
@@ -605,6 +659,8 @@ static int open_container(Writer *w, Out *o, Stack *st, PyObject *v, int hi, int
     if ((size_t)n > MAX_U32)
         return fallback("container count beyond a u32");
     if (out_u32_pair(o, (uint32_t)w->headers[hi], (uint32_t)n) < 0)
+        return -1;
+    if (RESERVE(o, (size_t)n * (kind == K_DICT ? 16 : 8)) < 0)
         return -1;
     if (n == 0)
         return 0; /* an empty container opens nothing: the depth limit does not count it */
@@ -724,35 +780,19 @@ static int write_value(Writer *w, Out *o, Stack *st, PyObject *v)
 {
     PyTypeObject *tp = Py_TYPE(v);
     Py_ssize_t i;
+    int r = put_scalar(w, o, v);
 
-    /* Exact types only, commonest first: a subclass (IntEnum, a str subclass ...) is the
-     * reference's business, through leaf. */
-    if (tp == &PyUnicode_Type)
-        return write_str(w, o, v);
-    if (tp == &PyLong_Type)
-        return write_int(w, o, v);
-    if (tp == &PyFloat_Type)
-        return write_float(w, o, v);
+    if (r != NOT_HERE)
+        return r;
+    /* An exact scalar put_scalar left: the reference writes it or says why not. */
+    if (tp == &PyUnicode_Type || tp == &PyLong_Type || tp == &PyFloat_Type || v == Py_None || tp == &PyBool_Type)
+        return write_leaf(w, o, NULL, v);
     if (tp == &PyDict_Type)
         return open_container(w, o, st, v, H_DICT, K_DICT, PyDict_GET_SIZE(v));
     if (tp == &PyList_Type)
         return open_container(w, o, st, v, H_ARRAY, K_LIST, PyList_GET_SIZE(v));
     if (tp == &PyTuple_Type)
         return open_container(w, o, st, v, H_ARRAY, K_TUPLE, PyTuple_GET_SIZE(v));
-    if (v == Py_None) {
-        if (w->headers[H_NIL] < 0)
-            return write_leaf(w, o, NULL, v); /* the reference says why not */
-        if (RESERVE(o, 4) < 0)
-            return -1;
-        put_u32(o->p, (uint32_t)w->headers[H_NIL]);
-        o->p += 4;
-        return 0;
-    }
-    if (tp == &PyBool_Type) {
-        if (w->headers[H_BOOL] < 0)
-            return write_leaf(w, o, NULL, v); /* the reference says why not */
-        return out_u32_pair(o, (uint32_t)w->headers[H_BOOL], v == Py_True ? 1u : 0u);
-    }
     if ((tp == &PyBytes_Type || tp == &PyByteArray_Type) && w->bytes_header >= 0)
         return write_bytes(w, o, v);
     if ((PyObject *)tp == w->strings_cls)
@@ -824,28 +864,86 @@ static int next_child(Stack *st, PyObject **child, int *owned)
     return 0;
 }
 
-/* A run of exact ints that fit 32 bits in a list (ids, scores, tiles): written without the
- * general dispatch, as write_int writes them.  It stops at anything else, which the
- * general path then writes.  No Python code runs here, so the list cannot change. */
-static int write_int_run(Writer *w, Out *o, Frame *f)
+/* Runs of scalars (ids, scores, tags, a record's fields): the innermost container's next
+ * elements written while each is one put_scalar writes, without a round through the stack
+ * and the general dispatch.  The element that ends a run is written at once by the general
+ * path (held across it: the general path may run Python code that drops the container's
+ * reference), and the run returns: 0, or 1 when that element opened a container (the
+ * stack has moved), -1 on an exception.  A size already changed is left to next_child. */
+static int write_element(Writer *w, Out *o, Stack *st, PyObject *v)
 {
-    PyObject **items = ((PyListObject *)f->obj)->ob_item;
-    const uint32_t h = (uint32_t)w->headers[H_INT];
+    int r;
 
-    if ((w->int_mode != INT_AUTO && w->int_mode != INT_I32) || w->headers[H_INT] < 0 ||
-        PyList_GET_SIZE(f->obj) != f->size)
-        return 0;
-    while (f->pos < f->size && PyLong_CheckExact(items[f->pos])) {
-        int overflow;
-        long long x = PyLong_AsLongLongAndOverflow(items[f->pos], &overflow);
-        if (overflow || x < INT32_MIN || x > INT32_MAX)
-            break;
-        if (RESERVE(o, 8) < 0)
-            return -1;
-        put_u32(o->p, h);
-        put_u32(o->p + 4, (uint32_t)(int32_t)x);
-        o->p += 8;
+    Py_INCREF(v);
+    r = write_value(w, o, st, v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int write_sequence_run(Writer *w, Out *o, Stack *st, Frame *f)
+{
+    PyObject **items;
+    int r = 0;
+
+    if (f->kind == K_LIST) {
+        if (PyList_GET_SIZE(f->obj) != f->size)
+            return 0;
+        items = ((PyListObject *)f->obj)->ob_item;
+    }
+    else {
+        items = ((PyTupleObject *)f->obj)->ob_item;
+    }
+    while (f->pos < f->size && (r = put_scalar(w, o, items[f->pos])) == 0)
         f->pos++;
+    if (r != NOT_HERE)
+        return r;
+    return write_element(w, o, st, items[f->pos++]);
+}
+
+/* A dict's entries while both key and value are scalars.  An entry whose key is one but
+ * whose value is not has its value written by the general path; one whose key is not is
+ * left to next_child. */
+static int write_dict_run(Writer *w, Out *o, Stack *st, Frame *f)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = f->pos;
+    int r;
+
+    if (f->pending != NULL || PyDict_GET_SIZE(f->obj) != f->size)
+        return 0;
+    while (f->done < f->size && PyDict_Next(f->obj, &pos, &key, &value)) {
+        if ((r = put_scalar(w, o, key)) != 0)
+            return r < 0 ? -1 : 0;
+        f->pos = pos;
+        f->done++;
+        if ((r = put_scalar(w, o, value)) != 0)
+            return r == NOT_HERE ? write_element(w, o, st, value) : -1;
+    }
+    return 0;
+}
+
+/* Every element of the containers open on the stack, innermost first, until it is empty. */
+static int write_children(Writer *w, Out *o, Stack *st)
+{
+    while (st->n > 0) {
+        Frame *f = &st->frames[st->n - 1];
+        PyObject *child;
+        int owned, r;
+        int run = f->kind == K_DICT ? write_dict_run(w, o, st, f) : write_sequence_run(w, o, st, f);
+        if (run != 0) {
+            if (run < 0)
+                return -1;
+            continue; /* a container was opened: its elements come first */
+        }
+        if (next_child(st, &child, &owned) < 0)
+            return -1;
+        if (child == NULL)
+            continue; /* a container finished */
+        r = write_value(w, o, st, child);
+        if (owned)
+            Py_DECREF(child); /* a pushed child holds its own reference */
+        if (r < 0)
+            return -1;
     }
     return 0;
 }
@@ -859,21 +957,8 @@ static PyObject *Writer_encode(Writer *self, PyObject *value)
     out_init(&out);
     if (write_value(self, &out, &st, value) < 0)
         goto error;
-    while (st.n > 0) {
-        PyObject *child;
-        int owned, r;
-        if (st.frames[st.n - 1].kind == K_LIST && write_int_run(self, &out, &st.frames[st.n - 1]) < 0)
-            goto error;
-        if (next_child(&st, &child, &owned) < 0)
-            goto error;
-        if (child == NULL)
-            continue; /* a container finished */
-        r = write_value(self, &out, &st, child);
-        if (owned)
-            Py_DECREF(child); /* a pushed child holds its own reference */
-        if (r < 0)
-            goto error;
-    }
+    if (write_children(self, &out, &st) < 0)
+        goto error;
     PyMem_Free(st.frames);
     result = out_finish(&out);
     if (result != NULL)
@@ -1190,21 +1275,8 @@ static PyObject *Writer_encode_frames(Writer *self, PyObject *const *args, Py_ss
         Py_DECREF(value);
         if (r < 0)
             goto error;
-        while (st.n > 0) {
-            PyObject *child;
-            int owned;
-            if (st.frames[st.n - 1].kind == K_LIST && write_int_run(self, &out, &st.frames[st.n - 1]) < 0)
-                goto error;
-            if (next_child(&st, &child, &owned) < 0)
-                goto error;
-            if (child == NULL)
-                continue; /* a container finished */
-            r = write_value(self, &out, &st, child);
-            if (owned)
-                Py_DECREF(child);
-            if (r < 0)
-                goto error;
-        }
+        if (write_children(self, &out, &st) < 0)
+            goto error;
         length = (size_t)(out.p - out.base) - at - 4;
         if (length > 0x7FFFFFFFu) {  /* a frame the engine cannot read back: the reference refuses it */
             fallback("a record over 2**31 - 1 bytes");
