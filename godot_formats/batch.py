@@ -44,6 +44,7 @@ import attrs
 from .commands.common import ctrl_c_deferred, describe_layers, internal_error, located, one_line
 from .core.errors import AmbiguousDialectError, ConversionError, DecodeError, GodotFormatsError
 from .core.version import __version__
+from .layers import compression
 from .layers.files import TEMP_MARK, is_temp_name
 from .saves.conversion import Loss
 
@@ -379,9 +380,11 @@ def _work(task: Task) -> dict[str, Any]:
     return row
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them in order (no half-written files)."""
+def _worker_start() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them in order (no half-written files), and
+    compress each file on one thread: the pool's processes already keep the cores busy."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    compression.BLOCK_THREADS = 1
 
 
 def _remove_temps(dest: str) -> None:
@@ -404,7 +407,7 @@ def _solo(task: Task) -> dict[str, Any]:
     """Retry a file alone in a fresh one-worker pool, after its pool broke: a file that kills its
     worker twice fails, and only that file."""
     _remove_temps(task.dest)
-    pool = ProcessPoolExecutor(1, initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(1, initializer=_worker_start)
     try:
         return pool.submit(_work, task).result()
     except BrokenProcessPool:
@@ -450,7 +453,7 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int,
     rows back but not yet given, go to ``spill`` (a closed generator yields no more), so that the
     journal has them too.
     """
-    pool: Executor = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
+    pool: Executor = ProcessPoolExecutor(workers, initializer=_worker_start)
     inflight: dict[Future[list[dict[str, Any]]], list[Task]] = {}
     ready: collections.deque[dict[str, Any]] = collections.deque()
     lost: collections.deque[Task] = collections.deque()  # files of a broken pool, each to be retried alone
@@ -490,7 +493,7 @@ def _run(items: Iterable[Task | dict[str, Any]], workers: int,
                         lost.popleft()
                     done += 1
                     yield from _give(ready)
-                pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
+                pool = ProcessPoolExecutor(workers, initializer=_worker_start)
     finally:
         with ctrl_c_deferred():  # a first Ctrl-C in wait() runs this on its way up: a second must not cut it
             pool.shutdown(wait=True, cancel_futures=True)

@@ -581,3 +581,65 @@ def test_many_small_zstd_frames_cost_what_they_are(monkeypatch: pytest.MonkeyPat
     fed.clear()
     assert compression.decompress(one * 3, compression.ZSTD, size=3 * len(payload)) == payload * 3
     assert sum(fed) <= 3 * len(one) + 3 * 2 * len(one) + 3 * 64
+
+
+# --- a file's blocks on several threads -------------------------------------------------------
+
+def _save_like(size: int) -> bytes:
+    """Compressible, varied plaintext of ``size`` bytes (a store_var save's mix of text and numbers)."""
+    rng = random.Random(size)
+    words = [b"player", b"score", b"\x00\x00\x00\x04", b"inventory", bytes(range(40)), b"\x02\x00\x00\x00"]
+    out = bytearray()
+    while len(out) < size:
+        out += rng.choice(words) + rng.randbytes(rng.randrange(4))
+    return bytes(out[:size])
+
+
+@pytest.mark.parametrize("mode", [cz.DEFLATE, cz.GZIP, cz.ZSTD, cz.FASTLZ])
+def test_threads_write_and_read_the_same_bytes_as_one_thread(mode: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file over PARALLEL_MIN_BYTES: the same file from 1, 2 and 3 threads (each block is its own
+    stream; the one-thread bytes are the engine's, as the fixture tests show), read back alike."""
+    plain = _save_like(cz.PARALLEL_MIN_BYTES + 4096 * 7 + 123)
+    info = cz.GcpfInfo(mode=mode)
+    files = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(cz, "BLOCK_THREADS", threads)
+        files[threads] = cz.write_gcpf(plain, info)
+        assert cz.read_gcpf(files[threads]) == (plain, info)
+    assert files[1] == files[2] == files[3]
+
+
+def test_the_first_damaged_block_in_file_order_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two damaged blocks, one in each thread's share: the error is the one a single loop meets first."""
+    plain = _save_like(cz.PARALLEL_MIN_BYTES * 2)
+    data = bytearray(cz.write_gcpf(plain, cz.GcpfInfo(mode=cz.DEFLATE)))
+    count = len(plain) // 4096 + 1
+    sizes = struct.unpack_from(f"<{count}I", data, 16)
+    starts = [16 + 4 * count + sum(sizes[:i]) for i in range(count)]
+    for i in (count * 3 // 4, count // 3):  # the later one first: order of damage does not matter
+        data[starts[i] + 5] ^= 0xFF
+    errors = []
+    for threads in (1, 2, 4):
+        monkeypatch.setattr(cz, "BLOCK_THREADS", threads)
+        with pytest.raises(DecodeError) as info:
+            cz.read_gcpf(bytes(data))
+        errors.append((info.value.offset, str(info.value)))
+    assert errors[0] == errors[1] == errors[2]
+    assert f"block {count // 3} of {count}" in errors[0][1]
+
+
+def test_an_error_in_another_threads_share_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cz, "BLOCK_THREADS", 2)
+    row = cz.mode_info(cz.DEFLATE)
+    seen = []
+
+    def func(i: int) -> int:
+        seen.append(i)
+        if i == 7:
+            raise KeyError(i)
+        return i * 2
+
+    with pytest.raises(KeyError):
+        cz._map_blocks(func, range(10), row, cz.PARALLEL_MIN_BYTES)
+    assert cz._map_blocks(lambda i: i * 2, range(10), row, cz.PARALLEL_MIN_BYTES) == [i * 2 for i in range(10)]
+    assert 8 not in seen  # the second share stopped at its own first error

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from ..batch import _chunk_size, _finished, _ignore_sigint, submit
+from ..batch import _chunk_size, _finished, _worker_start, submit
 from .common import ctrl_c_deferred
 
 J = TypeVar("J")
@@ -46,7 +46,7 @@ def _solo(job: J, work: Callable[[J], R], died: Callable[[J], R], tidy: Callable
     """``job`` again, alone in a fresh one-worker pool, after its pool broke (a broken pool kills its
     other workers too: ``tidy`` removes what one of them was writing)."""
     tidy(job)
-    pool = ProcessPoolExecutor(1, initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(1, initializer=_worker_start)
     try:
         return pool.submit(work, job).result()
     except BrokenProcessPool:
@@ -85,7 +85,7 @@ def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Call
     outcomes of every job that finished and was not given yet go to ``spill``: their outputs are
     written, and a run that did not count them would leave outputs that the next run refuses as
     existing files."""
-    pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(workers, initializer=_worker_start)
     window: collections.deque[tuple[list[J], Future[list[R]]]] = collections.deque()
     back: collections.deque[tuple[J, R | _Pending]] = collections.deque()  # in order, not given yet
     todo = iter(jobs)
@@ -106,7 +106,7 @@ def in_order(jobs: Iterable[J], work: Callable[[J], R], workers: int, died: Call
                 pool.shutdown(wait=True, cancel_futures=True)
                 with ctrl_c_deferred():
                     _settle(window, back)
-                pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint)
+                pool = ProcessPoolExecutor(workers, initializer=_worker_start)
             else:
                 with ctrl_c_deferred():  # moved whole: in both places it would be spilled twice, in neither lost
                     back.extend(zip(chunk, results))

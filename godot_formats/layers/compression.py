@@ -41,10 +41,12 @@ __all__ = [
 ]
 
 import importlib
+import itertools
+import os
 import struct
 import threading
 import zlib
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
 import attrs
 
@@ -86,6 +88,57 @@ _ZSTD_MAX_RATIO = 1 << 15
 _HEADER = struct.Struct("<4sIII")
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
+
+
+#: How many threads work on one GCPF file's blocks, in the modes whose library lets go of the GIL
+#: (:attr:`Mode.threaded`): the blocks are independent streams, so on two cores a large Deflate or
+#: Gzip file is compressed in about half the time (zlib's own work is most of a write).  Set it to
+#: 1 where every core is already busy (the batch workers do: each is one of several processes).
+BLOCK_THREADS = max(1, min(4, _cores()))
+#: Files with less plaintext than this stay on one thread: starting threads costs more than it saves.
+PARALLEL_MIN_BYTES = 256 * 1024
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _map_blocks(func: Callable[[_T], _R], items: Sequence[_T], row: Mode, size: int) -> list[_R]:
+    """``[func(x) for x in items]``, in order, on up to :data:`BLOCK_THREADS` threads (each a
+    contiguous share of the items) when ``row`` gains from them and ``size`` bytes are worth it.
+
+    An exception is raised as the loop would raise it: the first in item order (each share stops
+    at its own first; the shares before it ran to their ends without one).
+    """
+    n = min(BLOCK_THREADS, len(items))
+    if n <= 1 or not row.threaded or size < PARALLEL_MIN_BYTES:
+        return [func(x) for x in items]
+    bounds = [len(items) * k // n for k in range(n + 1)]
+    results: list[list[_R]] = [[] for _ in range(n)]
+    errors: list[BaseException | None] = [None] * n
+
+    def share(k: int) -> None:
+        try:
+            results[k].extend(func(x) for x in items[bounds[k] : bounds[k + 1]])
+        except BaseException as e:  # noqa: BLE001 - raised in the caller's thread below, in order
+            errors[k] = e
+
+    threads = [threading.Thread(target=share, args=(k,), daemon=True) for k in range(1, n)]
+    for t in threads:
+        t.start()
+    share(0)
+    for t in threads:
+        t.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return [r for part in results for r in part]
+
+
 # --- one stream per mode ------------------------------------------------------------------
 
 _Compress = Callable[[bytes, Optional[int], int, Optional[int]], bytes]
@@ -116,17 +169,16 @@ def _fastlz_decompress(data: bytes | memoryview, cap: int) -> bytes:
 
 
 def _deflate_compress(data: bytes, level: int | None, gzip_os: int, window_log: int | None) -> bytes:
-    """``deflateInit2(level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY)``: a zlib-wrapped stream."""
-    c = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, 15, 8)
-    return c.compress(data) + c.flush()
+    """``deflateInit2(level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY)`` and one ``deflate(Z_FINISH)``,
+    as the engine calls them: a zlib-wrapped stream."""
+    return zlib.compress(data, -1 if level is None else level, 15)
 
 
 def _gzip_compress(data: bytes, level: int | None, gzip_os: int, window_log: int | None) -> bytes:
     """The same with windowBits 31; byte 9 (OS) is zlib's build constant, so it is set here."""
     if not 0 <= gzip_os <= 255:
         raise EncodeError(f"gzip OS byte must be 0..255, not {gzip_os}")
-    c = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, 31, 8)
-    out = bytearray(c.compress(data) + c.flush())
+    out = bytearray(zlib.compress(data, -1 if level is None else level, 31))
     out[9] = gzip_os
     return bytes(out)
 
@@ -293,15 +345,19 @@ class Mode:
     package: str | None
     #: The ``level`` values the stream library takes (None: the mode has no level).
     levels: tuple[int, int] | None
+    #: Whether the stream library lets go of the GIL while it works on one 4 kB block, so that a
+    #: file's blocks gain from threads (:data:`BLOCK_THREADS`).
+    threaded: bool
 
 
 #: The modes, by id (``FileAccess.COMPRESSION_FASTLZ`` … ``COMPRESSION_BROTLI``).
 MODES: tuple[Mode, ...] = (
-    Mode(FASTLZ, "FastLZ", _fastlz_compress, _fastlz_decompress, True, None, None),
-    Mode(DEFLATE, "Deflate", _deflate_compress, _zlib_decompress(15, "Deflate"), True, None, (-1, 9)),
-    Mode(ZSTD, "Zstd", _zstd_compress, _zstd_decompress, True, "zstandard", (-(1 << 17), 22)),
-    Mode(GZIP, "Gzip", _gzip_compress, _zlib_decompress(31, "Gzip"), True, None, (-1, 9)),
-    Mode(BROTLI, "Brotli", _brotli_compress, _brotli_decompress, False, "brotli", (0, 11)),
+    # FastLZ: the compiled core keeps the GIL for inputs under 64 kB (a block is over in microseconds).
+    Mode(FASTLZ, "FastLZ", _fastlz_compress, _fastlz_decompress, True, None, None, False),
+    Mode(DEFLATE, "Deflate", _deflate_compress, _zlib_decompress(15, "Deflate"), True, None, (-1, 9), True),
+    Mode(ZSTD, "Zstd", _zstd_compress, _zstd_decompress, True, "zstandard", (-(1 << 17), 22), True),
+    Mode(GZIP, "Gzip", _gzip_compress, _zlib_decompress(31, "Gzip"), True, None, (-1, 9), True),
+    Mode(BROTLI, "Brotli", _brotli_compress, _brotli_decompress, False, "brotli", (0, 11), False),
 )
 #: ``ZSTD_WINDOWLOG_MIN`` .. ``ZSTD_WINDOWLOG_MAX_64``.
 _ZSTD_WINDOW_LOGS = (10, 31)
@@ -497,17 +553,19 @@ def read_gcpf_prefix(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[
         raise DecodeError(end, f"trailing magic {magic!r} missing (truncated or damaged file)")
 
     gzip_os = data[first + 9] if row.id == GZIP and sizes[0] >= 10 else DEFAULT_GZIP_OS
-    out = bytearray()
-    pos = first
+    starts = list(itertools.accumulate(sizes, initial=first))
     view = memoryview(data)  # the blocks are read in place, not copied out first
-    for i, csize in enumerate(sizes):
+
+    def block(i: int) -> bytes:
+        pos = starts[i]
         want = block_size if i < count - 1 else total % block_size
         try:
-            out += _exactly(row, view[pos : pos + csize], want)
+            return _exactly(row, view[pos : starts[i + 1]], want)
         except DecodeError as e:
             raise DecodeError(pos + e.offset, f"block {i} of {count} (at byte {pos}): {e.reason}") from None
-        pos += csize
-    return bytes(out), GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os), end + 4
+
+    plaintext = b"".join(_map_blocks(block, range(count), row, total))
+    return plaintext, GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os), end + 4
 
 
 def write_gcpf(plaintext: bytes, info: GcpfInfo, *, allow_brotli_write: bool = False) -> bytes:
@@ -525,10 +583,11 @@ def write_gcpf(plaintext: bytes, info: GcpfInfo, *, allow_brotli_write: bool = F
     if total > 0xFFFFFFFF:
         raise EncodeError(f"GCPF stores the size as u32: {total} bytes is too much")
     bs = info.block_size
-    blocks = [
-        row.compress(plaintext[i * bs : (i + 1) * bs], info.level, info.gzip_os, info.zstd_window_log)
-        for i in range(total // bs + 1)
-    ]
+
+    def block(i: int) -> bytes:
+        return row.compress(plaintext[i * bs : (i + 1) * bs], info.level, info.gzip_os, info.zstd_window_log)
+
+    blocks = _map_blocks(block, range(total // bs + 1), row, total)
     header = _HEADER.pack(info.magic, info.mode, bs, total)
     sizes = struct.pack(f"<{len(blocks)}I", *(len(b) for b in blocks))
     return b"".join([header, sizes, *blocks, info.magic])
