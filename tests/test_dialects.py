@@ -31,6 +31,11 @@ def test_engine_dialect_names() -> None:
     assert gf.get_dialect(gf.get_dialect("godot3")).name == "godot3"
     with pytest.raises(ValueError, match="unknown dialect"):
         gf.get_dialect("godot5")
+    unlisted = attrs.evolve(gf.get_dialect("godot3"), name="not-registered")
+    assert gf.get_dialect(unlisted) is unlisted  # a dialect object is itself, registered or not
+    for wrong in ([1], {"godot3": 1}, None, 3):  # unhashable or not a dialect: the same clear error
+        with pytest.raises(ValueError, match="unknown dialect"):
+            gf.get_dialect(wrong)  # type: ignore[arg-type]
 
 
 def test_type_table_sizes() -> None:

@@ -366,12 +366,12 @@ def unregister(dialect: str | Dialect) -> None:
 
 
 def get_dialect(dialect: str | Dialect) -> Dialect:
-    if isinstance(dialect, Dialect):
-        return dialect
-    try:
-        return _REGISTRY[dialect]
-    except KeyError:
-        raise ValueError(f"unknown dialect {dialect!r}; known: {', '.join(dialect_names())}") from None
+    try:  # a name, the common case, first: one lookup (every loads/convert_value call makes it)
+        return _REGISTRY[dialect]  # type: ignore[index]
+    except (KeyError, TypeError):
+        if isinstance(dialect, Dialect):
+            return dialect
+    raise ValueError(f"unknown dialect {dialect!r}; known: {', '.join(dialect_names())}")
 
 
 def dialect_names() -> list[str]:
