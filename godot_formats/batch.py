@@ -381,10 +381,8 @@ def _work(task: Task) -> dict[str, Any]:
 
 
 def _worker_start() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them in order (no half-written files), and
-    compress each file on one thread: the pool's processes already keep the cores busy."""
+    """Workers leave Ctrl-C to the parent, which stops them in order (no half-written files)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    compression.BLOCK_THREADS = 1
 
 
 def _remove_temps(dest: str) -> None:
@@ -541,8 +539,10 @@ CHUNK = 16
 
 
 def _work_many(tasks: list[Task]) -> list[dict[str, Any]]:
-    """:func:`_work` on a chunk of files, in one future."""
-    return [_work(task) for task in tasks]
+    """:func:`_work` on a chunk of files, in one future: each file on one thread, as the pool's
+    other workers keep the other cores busy (a process pool's, a Dask cluster's, a thread pool's)."""
+    with compression.one_thread():
+        return [_work(task) for task in tasks]
 
 
 def _chunk_rows(future: Future[list[dict[str, Any]]], tasks: list[Task]) -> list[dict[str, Any]]:

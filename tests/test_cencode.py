@@ -591,3 +591,62 @@ def test_scalar_runs_are_written_by_the_compiled_writer() -> None:
         for value in (RUN_EDGES[0], RUN_EDGES[1], RUN_EDGES[14], RUN_EDGES[16],
                       [0, 1, -1, 2**30 - 1, 2**30, -(2**30) + 1, -(2**30), 2**31 - 1, -(2**31)]):
             check(dialect, value, must_encode=True)
+
+
+class _Bomb:
+    """Cyclic garbage whose finalizer empties ``target``: it runs at the next collection."""
+
+    def __init__(self, target: Any) -> None:
+        self.target, self.me = target, self
+
+    def __del__(self) -> None:
+        self.target.clear()
+
+
+def _run_shape(shape: str, odd: Any) -> Any:
+    """A container with scalars around ``odd`` (an element the compiled runs cannot write)."""
+    if shape == "list":
+        return ["a", "b", odd, "c"] + [str(i) + "é" for i in range(20)]
+    return {"a": 1, "b": odd, "c": 2} | {str(i) + "é": str(i) + "é" for i in range(20)}
+
+
+@pytest.mark.parametrize("shape", ["list", "dict"])
+def test_a_finalizer_that_empties_the_container_mid_write_is_an_encode_error(shape: str) -> None:
+    """The element that ends a run goes to the leaf, where Python code runs: here a collection,
+    whose finalizer empties the container being written.  The runs had read the list's old item
+    array and a dict's borrowed value after that (a use-after-free): every element is held while
+    it is written now, and the emptied container is reported."""
+    def leaf(value: Any) -> bytes:
+        gc.collect()
+        return b"\0\0\0\0"
+
+    for _ in range(5):
+        value = _run_shape(shape, object())
+        _Bomb(value)
+        with pytest.raises(_cencode.LeafError) as info:
+            _writer_with_leaf(leaf).encode(value)
+        assert info.value.args[0] is value and "changed size" in str(info.value.args[1])
+
+
+@pytest.mark.parametrize("shape", ["list", "dict"])
+def test_an_unpaired_surrogate_in_a_run_runs_no_python_code(shape: str) -> None:
+    """A run meeting an unpaired surrogate made a UnicodeEncodeError of it, an allocation that
+    can run a collection and its finalizers (the reviewer's crash under PYTHONMALLOC=debug, with
+    the GC's threshold at 1).  The runs find surrogates without making an exception now; the
+    reference's leaf refuses the str in Godot 4, whatever a finalizer did meanwhile."""
+    writer, ref = pair("godot4")
+    for trial in range(50):
+        value = _run_shape(shape, "x\udc80" + str(trial))
+        gc.collect()
+        _Bomb(value)
+        old = gc.get_threshold()
+        gc.set_threshold(1)
+        try:
+            written = writer.encode(value)
+        except _cencode.LeafError as e:
+            reason = str(e.args[1])
+            assert "unpaired surrogate" in reason or "changed size" in reason
+        else:  # the finalizer ran before the walk began: the empty container's bytes
+            assert not value and written == ref.encode(value)
+        finally:
+            gc.set_threshold(*old)

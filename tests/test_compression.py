@@ -628,18 +628,120 @@ def test_the_first_damaged_block_in_file_order_is_reported(monkeypatch: pytest.M
     assert f"block {count // 3} of {count}" in errors[0][1]
 
 
+def _counting_share(failing: int | None = None) -> tuple[Any, list[int]]:
+    """A share function over blocks 0..n-1 giving ``2 * i``; block ``failing`` raises KeyError."""
+    seen: list[int] = []
+
+    def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[int]:
+        out = []
+        for i in range(lo, hi):
+            if stopped():
+                break
+            seen.append(i)
+            if i == failing:
+                raise KeyError(i)
+            out.append(i * 2)
+        return out
+
+    return share, seen
+
+
 def test_an_error_in_another_threads_share_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cz, "BLOCK_THREADS", 2)
     row = cz.mode_info(cz.DEFLATE)
-    seen = []
-
-    def func(i: int) -> int:
-        seen.append(i)
-        if i == 7:
-            raise KeyError(i)
-        return i * 2
-
+    share, seen = _counting_share(failing=7)
     with pytest.raises(KeyError):
-        cz._map_blocks(func, range(10), row, cz.PARALLEL_MIN_BYTES)
-    assert cz._map_blocks(lambda i: i * 2, range(10), row, cz.PARALLEL_MIN_BYTES) == [i * 2 for i in range(10)]
+        cz._in_shares(share, 10, row, cz.PARALLEL_MIN_BYTES)
     assert 8 not in seen  # the second share stopped at its own first error
+    share, _ = _counting_share()
+    assert cz._in_shares(share, 10, row, cz.PARALLEL_MIN_BYTES) == [i * 2 for i in range(10)]
+
+
+def test_a_thread_that_cannot_start_leaves_its_share_to_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thread limits, or an interpreter shutting down (an atexit handler saving a file): the
+    shares whose thread did not start run in the caller's thread, and the outcome is the loop's."""
+    import threading
+
+    started = []
+    real_start = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        if started:
+            raise RuntimeError("can't start new thread")
+        started.append(self)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    monkeypatch.setattr(cz, "BLOCK_THREADS", 4)
+    share, seen = _counting_share()
+    assert cz._in_shares(share, 40, cz.mode_info(cz.GZIP), cz.PARALLEL_MIN_BYTES) == [i * 2 for i in range(40)]
+    assert sorted(seen) == list(range(40)) and len(started) == 1
+    plain = _save_like(cz.PARALLEL_MIN_BYTES * 2)
+    started.clear()
+    data = cz.write_gcpf(plain, cz.GcpfInfo(mode=cz.DEFLATE))
+    started.clear()
+    assert cz.read_gcpf(data)[0] == plain
+
+
+def test_one_thread_is_a_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``one_thread()`` (the batch workers'): no thread is made inside it, and it ends with the block."""
+    import threading
+
+    made = []
+    monkeypatch.setattr(cz, "BLOCK_THREADS", 3)
+    monkeypatch.setattr(threading.Thread, "start", lambda self: made.append(self))  # never runs: must not be needed
+    share, _ = _counting_share()
+    with cz.one_thread():
+        assert cz._in_shares(share, 30, cz.mode_info(cz.ZSTD), cz.PARALLEL_MIN_BYTES) == [i * 2 for i in range(30)]
+    assert made == []
+    monkeypatch.undo()
+    monkeypatch.setattr(cz, "BLOCK_THREADS", 3)
+    seen_threads = set()
+
+    def share2(lo: int, hi: int, stopped: Callable[[], bool]) -> list[int]:
+        seen_threads.add(threading.current_thread().name)  # names, not idents: an ident is reused
+        return list(range(lo, hi))
+
+    assert cz._in_shares(share2, 30, cz.mode_info(cz.ZSTD), cz.PARALLEL_MIN_BYTES) == list(range(30))
+    assert seen_threads == {threading.current_thread().name, "gcpf-blocks-1", "gcpf-blocks-2"}
+
+
+def test_ctrl_c_in_the_callers_share_stops_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KeyboardInterrupt in the caller's thread stops every other share at its next block (they
+    used to run to their ends, the interrupt waiting for them) and is raised."""
+    import threading
+    import time
+
+    monkeypatch.setattr(cz, "BLOCK_THREADS", 2)
+    outcome: list[str] = []
+
+    def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[int]:
+        if lo == 0:
+            raise KeyboardInterrupt
+        for _ in range(30_000):  # at most 30 s: the test fails rather than hangs
+            if stopped():
+                outcome.append("stopped")
+                return []
+            time.sleep(0.001)
+        outcome.append("ran to its end")
+        return []
+
+    with pytest.raises(KeyboardInterrupt):
+        cz._in_shares(share, 10, cz.mode_info(cz.DEFLATE), cz.PARALLEL_MIN_BYTES)
+    assert outcome == ["stopped"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("gcpf-blocks")]
+
+
+def test_a_hostile_size_table_costs_no_more_than_the_header_tuple() -> None:
+    """A file of 1,000,000 zero block sizes (block size 1): the first block is refused, and reading
+    held no table of offsets (one Python int each, 10x the file) before trying it."""
+    count = 1_000_000
+    data = struct.pack("<4sIII", b"GCPF", cz.DEFLATE, 1, count - 1) + bytes(4 * count) + b"GCPF"
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecodeError, match="block 0 of"):
+            cz.read_gcpf(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(data)

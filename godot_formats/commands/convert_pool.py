@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 from ..batch import _chunk_size, _finished, _worker_start, submit
+from ..layers import compression
 from .common import ctrl_c_deferred
 
 J = TypeVar("J")
@@ -56,8 +57,10 @@ def _solo(job: J, work: Callable[[J], R], died: Callable[[J], R], tidy: Callable
 
 
 def _many(work: Callable[[J], R], jobs: list[J]) -> list[R]:
-    """``work`` on a chunk of jobs, in one future (see :data:`godot_formats.batch.POOL_CHUNK`)."""
-    return [work(job) for job in jobs]
+    """``work`` on a chunk of jobs, in one future (see :data:`godot_formats.batch.POOL_CHUNK`), each
+    file on one thread: the other workers keep the other cores busy."""
+    with compression.one_thread():
+        return [work(job) for job in jobs]
 
 
 #: Chunks in flight per worker.  The outcomes are given in order, so a slow file at the head of the

@@ -437,6 +437,23 @@ static int write_leaf(Writer *w, Out *o, Stack *st, PyObject *v)
  * container cannot change under a run that only calls these. */
 #define NOT_HERE 1
 
+/* Whether a str holds a code point in U+D800..U+DFFF (only 2- and 4-byte strs can). */
+static int
+has_surrogate(PyObject *s)
+{
+    Py_ssize_t i, n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return 0;
+    for (i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0xD800 && c <= 0xDFFF)
+            return 1;
+    }
+    return 0;
+}
+
 /* put_scalar is a few type tests: inlined in the loops that call it for every element, while the
  * writers behind it stay out of line (inlined into one function, their registers cost every call
  * a long prologue: a fifth of the records' instructions in callgrind). */
@@ -461,13 +478,15 @@ OUT_OF_LINE int put_str(Writer *w, Out *o, PyObject *v)
         n = PyUnicode_GET_LENGTH(v);
     }
     else {
-        s = PyUnicode_AsUTF8AndSize(v, &n);
-        if (s == NULL) {
-            /* An unpaired surrogate: some dialects write it (surrogatepass), some
-             * refuse it; the reference's writer knows which. */
-            PyErr_Clear();
+        /* An unpaired surrogate: some dialects write it (surrogatepass), some refuse it; the
+         * reference's writer knows which.  Found here, before PyUnicode_AsUTF8AndSize would
+         * make a UnicodeEncodeError of it: making an exception allocates GC-tracked objects,
+         * and a collection then can run finalizers, Python code that could change the
+         * container a run is walking.  So nothing here raises but MemoryError. */
+        if (has_surrogate(v))
             return NOT_HERE;
-        }
+        if ((s = PyUnicode_AsUTF8AndSize(v, &n)) == NULL)
+            return -1;
     }
     if ((size_t)n > MAX_U32)
         return NOT_HERE;
@@ -483,16 +502,16 @@ OUT_OF_LINE int put_str(Writer *w, Out *o, PyObject *v)
     return 0;
 }
 
-/* An exact int's value, or NOT_HERE past 64 bits.  A one-digit int (|x| < 2**30, nearly
- * every int a game stores) is read straight from its digit on the CPython versions whose
+/* An exact int's value, or NOT_HERE past 64 bits.  A one-digit int (|x| < 2**30 with 30-bit
+ * digits, nearly every int a game stores) is read straight from its digit on the CPython versions whose
  * layout this knows; the rest through the API. */
 static inline int int_value(PyObject *v, long long *x)
 {
     int overflow;
-#if !defined(PYPY_VERSION) && PY_VERSION_HEX < 0x030C0000
+#if !defined(PYPY_VERSION) && !defined(Py_LIMITED_API) && PY_VERSION_HEX < 0x030C0000
     Py_ssize_t size = Py_SIZE(v);
-    if (size >= -1 && size <= 1) {
-        *x = (long long)size * (long long)((PyLongObject *)v)->ob_digit[0];
+    if (size >= -1 && size <= 1) {  /* a zero may have no digit allocated (3.10) */
+        *x = size == 0 ? 0 : (long long)size * (long long)((PyLongObject *)v)->ob_digit[0];
         return 0;
     }
 #elif !defined(PYPY_VERSION) && !defined(Py_LIMITED_API)
@@ -853,6 +872,8 @@ static int next_child(Stack *st, PyObject **child, int *owned)
             if (f->pos >= PyList_GET_SIZE(f->obj))
                 return changed_size(f->obj, "a list changed size while it was written");
             *child = PyList_GET_ITEM(f->obj, f->pos);
+            Py_INCREF(*child);  /* held: writing it may run Python code that drops the list's reference */
+            *owned = 1;
             f->pos++;
             return 0;
         }
@@ -861,7 +882,7 @@ static int next_child(Stack *st, PyObject **child, int *owned)
         break;
     case K_TUPLE:
         if (f->pos < f->size) {
-            *child = PyTuple_GET_ITEM(f->obj, f->pos);
+            *child = PyTuple_GET_ITEM(f->obj, f->pos);  /* the frame holds the tuple, the tuple its items */
             f->pos++;
             return 0;
         }
@@ -899,8 +920,13 @@ static int next_child(Stack *st, PyObject **child, int *owned)
  * elements written while each is one put_scalar writes, without a round through the stack
  * and the general dispatch.  The element that ends a run is written at once by the general
  * path (held across it: the general path may run Python code that drops the container's
- * reference), and the run returns: 0, or 1 when that element opened a container (the
- * stack has moved), -1 on an exception.  A size already changed is left to next_child. */
+ * reference), and the run returns: 1 when that element opened a container (the stack has
+ * moved), RUN_AGAIN when it was written whole (the run goes on after it, its container's
+ * size checked again: Python code may have run), 0 when the run wrote no such element (the
+ * container is done, or its next key is not a scalar: next_child's business), -1 on an
+ * exception.  A size already changed is left to next_child. */
+#define RUN_AGAIN 2
+
 static int write_element(Writer *w, Out *o, Stack *st, PyObject *v)
 {
     int r;
@@ -908,7 +934,7 @@ static int write_element(Writer *w, Out *o, Stack *st, PyObject *v)
     Py_INCREF(v);
     r = write_value(w, o, st, v);
     Py_DECREF(v);
-    return r;
+    return r == 0 ? RUN_AGAIN : r;
 }
 
 static int write_sequence_run(Writer *w, Out *o, Stack *st, Frame *f)
@@ -964,7 +990,7 @@ static int write_children(Writer *w, Out *o, Stack *st)
         if (run != 0) {
             if (run < 0)
                 return -1;
-            continue; /* a container was opened: its elements come first */
+            continue; /* a container was opened (its elements come first), or the run goes on */
         }
         if (next_child(st, &child, &owned) < 0)
             return -1;
@@ -1410,21 +1436,6 @@ PyDoc_STRVAR(module_doc,
 #define UNCHANGED_INT32 2u       /* the target writes ints in 32 bits */
 #define UNCHANGED_FLOAT32 4u     /* the target writes floats in 32 bits */
 
-static int
-has_surrogate(PyObject *s)
-{
-    Py_ssize_t i, n = PyUnicode_GET_LENGTH(s);
-    int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
-    if (kind == PyUnicode_1BYTE_KIND)
-        return 0;
-    for (i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c >= 0xD800 && c <= 0xDFFF)
-            return 1;
-    }
-    return 0;
-}
 
 static int
 f32_exact(double d)

@@ -40,13 +40,15 @@ __all__ = [
     "compress", "decompress", "read_gcpf", "write_gcpf",
 ]
 
+import contextlib
+import contextvars
 import importlib
 import itertools
 import os
 import struct
 import threading
 import zlib
-from typing import Any, Callable, Optional, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import attrs
 
@@ -97,42 +99,80 @@ def _cores() -> int:
 
 #: How many threads work on one GCPF file's blocks, in the modes whose library lets go of the GIL
 #: (:attr:`Mode.threaded`): the blocks are independent streams, so on two cores a large Deflate or
-#: Gzip file is compressed in about half the time (zlib's own work is most of a write).  Set it to
-#: 1 where every core is already busy (the batch workers do: each is one of several processes).
+#: Gzip file is compressed in about half the time (zlib's own work is most of a write).
+#: :func:`one_thread` sets 1 for a context: pools whose processes or threads already keep every
+#: core busy (the batch workers) use it.
 BLOCK_THREADS = max(1, min(4, _cores()))
 #: Files with less plaintext than this stay on one thread: starting threads costs more than it saves.
 PARALLEL_MIN_BYTES = 256 * 1024
+_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar("block_threads", default=None)
 
-_T = TypeVar("_T")
 _R = TypeVar("_R")
+#: ``share(lo, hi, stopped)``: the results of blocks ``lo`` to ``hi - 1``, in order, asking
+#: ``stopped()`` before each block (True: give up, the file's outcome is decided elsewhere).
+_Share = Callable[[int, int, Callable[[], bool]], list[_R]]
 
 
-def _map_blocks(func: Callable[[_T], _R], items: Sequence[_T], row: Mode, size: int) -> list[_R]:
-    """``[func(x) for x in items]``, in order, on up to :data:`BLOCK_THREADS` threads (each a
-    contiguous share of the items) when ``row`` gains from them and ``size`` bytes are worth it.
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Every GCPF file read or written in this context (this thread, this task) on one thread."""
+    token = _THREADS.set(1)
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
 
-    An exception is raised as the loop would raise it: the first in item order (each share stops
-    at its own first; the shares before it ran to their ends without one).
+
+def _never() -> bool:
+    return False
+
+
+def _in_shares(share: _Share[_R], count: int, row: Mode, size: int) -> list[_R]:
+    """``share(0, count, ...)``, cut into contiguous shares run on up to :data:`BLOCK_THREADS`
+    threads when ``row`` gains from them and ``size`` bytes are worth it.
+
+    The outcome is the loop's: the results in order, or the first exception in block order (a
+    share stops at its own first; the shares after a failed one stop at their next block, the
+    ones before it run on, since an error of theirs would come first).  A Ctrl-C in the caller's
+    thread stops every share at its next block before it is raised.  A thread that cannot start
+    (a limit, an interpreter shutting down) leaves its share to the caller's thread.
     """
-    n = min(BLOCK_THREADS, len(items))
+    override = _THREADS.get()
+    n = min(BLOCK_THREADS if override is None else override, count)
     if n <= 1 or not row.threaded or size < PARALLEL_MIN_BYTES:
-        return [func(x) for x in items]
-    bounds = [len(items) * k // n for k in range(n + 1)]
+        return share(0, count, _never)
+    bounds = [count * k // n for k in range(n + 1)]
     results: list[list[_R]] = [[] for _ in range(n)]
     errors: list[BaseException | None] = [None] * n
+    failed = [n]  # the first share that failed; -1: the caller's thread was interrupted
+    lock = threading.Lock()
 
-    def share(k: int) -> None:
+    def run(k: int) -> None:
         try:
-            results[k].extend(func(x) for x in items[bounds[k] : bounds[k + 1]])
+            results[k] = share(bounds[k], bounds[k + 1], lambda: failed[0] < k)
         except BaseException as e:  # noqa: BLE001 - raised in the caller's thread below, in order
             errors[k] = e
+            with lock:
+                failed[0] = min(failed[0], k)
 
-    threads = [threading.Thread(target=share, args=(k,), daemon=True) for k in range(1, n)]
-    for t in threads:
-        t.start()
-    share(0)
-    for t in threads:
-        t.join()
+    threads: list[threading.Thread] = []
+    try:
+        for k in range(1, n):
+            t = threading.Thread(target=run, args=(k,), name=f"gcpf-blocks-{k}", daemon=True)
+            t.start()
+            threads.append(t)
+    except RuntimeError:  # "can't start new thread": the shares left run here
+        pass
+    try:
+        for k in (0, *range(len(threads) + 1, n)):
+            run(k)
+        for t in threads:
+            t.join()
+    except BaseException:  # a Ctrl-C in a join: stop the shares, then let it go
+        failed[0] = -1
+        for t in threads:
+            t.join()
+        raise
     for error in errors:
         if error is not None:
             raise error
@@ -169,16 +209,17 @@ def _fastlz_decompress(data: bytes | memoryview, cap: int) -> bytes:
 
 
 def _deflate_compress(data: bytes, level: int | None, gzip_os: int, window_log: int | None) -> bytes:
-    """``deflateInit2(level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY)`` and one ``deflate(Z_FINISH)``,
-    as the engine calls them: a zlib-wrapped stream."""
-    return zlib.compress(data, -1 if level is None else level, 15)
+    """``deflateInit2(level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY)``: a zlib-wrapped stream."""
+    c = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, 15, 8)
+    return c.compress(data) + c.flush()
 
 
 def _gzip_compress(data: bytes, level: int | None, gzip_os: int, window_log: int | None) -> bytes:
     """The same with windowBits 31; byte 9 (OS) is zlib's build constant, so it is set here."""
     if not 0 <= gzip_os <= 255:
         raise EncodeError(f"gzip OS byte must be 0..255, not {gzip_os}")
-    out = bytearray(zlib.compress(data, -1 if level is None else level, 31))
+    c = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, 31, 8)
+    out = bytearray(c.compress(data) + c.flush())
     out[9] = gzip_os
     return bytes(out)
 
@@ -553,19 +594,25 @@ def read_gcpf_prefix(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[
         raise DecodeError(end, f"trailing magic {magic!r} missing (truncated or damaged file)")
 
     gzip_os = data[first + 9] if row.id == GZIP and sizes[0] >= 10 else DEFAULT_GZIP_OS
-    starts = list(itertools.accumulate(sizes, initial=first))
     view = memoryview(data)  # the blocks are read in place, not copied out first
 
-    def block(i: int) -> bytes:
-        pos = starts[i]
-        want = block_size if i < count - 1 else total % block_size
-        try:
-            return _exactly(row, view[pos : starts[i + 1]], want)
-        except DecodeError as e:
-            raise DecodeError(pos + e.offset, f"block {i} of {count} (at byte {pos}): {e.reason}") from None
+    def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[bytes]:
+        out = []
+        pos = first + sum(itertools.islice(sizes, lo))  # no table of offsets: the header's count is the file's
+        for i in range(lo, hi):
+            if stopped():
+                break
+            csize = sizes[i]
+            want = block_size if i < count - 1 else total % block_size
+            try:
+                out.append(_exactly(row, view[pos : pos + csize], want))
+            except DecodeError as e:
+                raise DecodeError(pos + e.offset, f"block {i} of {count} (at byte {pos}): {e.reason}") from None
+            pos += csize
+        return out
 
-    plaintext = b"".join(_map_blocks(block, range(count), row, total))
-    return plaintext, GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os), end + 4
+    blocks: list[bytes] = _in_shares(share, count, row, total)
+    return b"".join(blocks), GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os), end + 4
 
 
 def write_gcpf(plaintext: bytes, info: GcpfInfo, *, allow_brotli_write: bool = False) -> bytes:
@@ -584,10 +631,16 @@ def write_gcpf(plaintext: bytes, info: GcpfInfo, *, allow_brotli_write: bool = F
         raise EncodeError(f"GCPF stores the size as u32: {total} bytes is too much")
     bs = info.block_size
 
-    def block(i: int) -> bytes:
-        return row.compress(plaintext[i * bs : (i + 1) * bs], info.level, info.gzip_os, info.zstd_window_log)
+    def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[bytes]:
+        out = []
+        for i in range(lo, hi):
+            if stopped():
+                break
+            out.append(row.compress(plaintext[i * bs : (i + 1) * bs], info.level, info.gzip_os,
+                                    info.zstd_window_log))
+        return out
 
-    blocks = _map_blocks(block, range(total // bs + 1), row, total)
+    blocks = _in_shares(share, total // bs + 1, row, total)
     header = _HEADER.pack(info.magic, info.mode, bs, total)
     sizes = struct.pack(f"<{len(blocks)}I", *(len(b) for b in blocks))
     return b"".join([header, sizes, *blocks, info.magic])
