@@ -747,3 +747,82 @@ def test_a_hostile_size_table_costs_no_more_than_the_header_tuple() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 3 * len(data)
+
+
+def test_many_tiny_valid_blocks_cost_no_object_per_block() -> None:
+    """A legal file of 200,000 two-byte FastLZ blocks: the plaintext is gathered in one buffer, as
+    the engine does (the shares' version had held one bytes object per block: 19x the file)."""
+    count, bs = 200_000, 2
+    block, last = bytes([0x01]) + b"ab", cz.compress(b"", cz.FASTLZ)
+    sizes = struct.pack(f"<{count}I", *([len(block)] * (count - 1) + [len(last)]))
+    head = struct.pack("<4sIII", b"GCPF", cz.FASTLZ, bs, bs * (count - 1))
+    data = head + sizes + block * (count - 1) + last + b"GCPF"
+    tracemalloc.start()
+    try:
+        plain, _ = cz.read_gcpf(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert plain == b"ab" * (count - 1)
+    assert peak < 3 * len(data)
+
+
+def test_ctrl_c_while_a_thread_starts_stops_the_started_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KeyboardInterrupt inside ``Thread.start`` (it waits for the thread): the shares already
+    started stop at their next block and are joined before it goes up."""
+    import threading
+    import time
+
+    real_start = threading.Thread.start
+    calls = []
+
+    def start(self: threading.Thread) -> None:
+        calls.append(self)
+        real_start(self)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    monkeypatch.setattr(cz, "BLOCK_THREADS", 3)
+    done: list[int] = []
+
+    def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[int]:
+        for i in range(lo, hi):
+            if stopped():
+                break
+            time.sleep(0.001)
+            done.append(i)
+        return []
+
+    with pytest.raises(KeyboardInterrupt):
+        cz._in_shares(share, 30_000, cz.mode_info(cz.DEFLATE), cz.PARALLEL_MIN_BYTES)
+    assert not [t for t in threading.enumerate() if t.name.startswith("gcpf-blocks")]
+    assert len(done) < 30_000
+
+
+def test_ctrl_c_in_a_share_the_caller_runs_for_a_thread_goes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Share 2 runs in the caller's thread (its thread could not start) and is interrupted; share 1
+    fails: the KeyboardInterrupt is raised, not lost behind the other share's error."""
+    import threading
+
+    real_start = threading.Thread.start
+    started = []
+
+    def start(self: threading.Thread) -> None:
+        if started:
+            raise RuntimeError("can't start new thread")
+        started.append(self)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    monkeypatch.setattr(cz, "BLOCK_THREADS", 3)
+
+    def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[int]:
+        if lo == 10:
+            raise ValueError("damaged block in share 1")
+        if lo == 20:
+            raise KeyboardInterrupt
+        return list(range(lo, hi))
+
+    with pytest.raises(KeyboardInterrupt):
+        cz._in_shares(share, 30, cz.mode_info(cz.DEFLATE), cz.PARALLEL_MIN_BYTES)

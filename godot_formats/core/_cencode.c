@@ -483,6 +483,10 @@ OUT_OF_LINE int put_str(Writer *w, Out *o, PyObject *v)
          * make a UnicodeEncodeError of it: making an exception allocates GC-tracked objects,
          * and a collection then can run finalizers, Python code that could change the
          * container a run is walking.  So nothing here raises but MemoryError. */
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(v) < 0)  /* a legacy str made through the old C API: made ready first */
+            return -1;
+#endif
         if (has_surrogate(v))
             return NOT_HERE;
         if ((s = PyUnicode_AsUTF8AndSize(v, &n)) == NULL)

@@ -37,13 +37,12 @@ from __future__ import annotations
 __all__ = [
     "FASTLZ", "DEFLATE", "ZSTD", "GZIP", "BROTLI", "MODES", "Mode", "mode_info",
     "GCPF_MAGIC", "RSCC_MAGIC", "DEFAULT_BLOCK_SIZE", "DEFAULT_MAX_SIZE", "GcpfInfo",
-    "compress", "decompress", "read_gcpf", "write_gcpf",
+    "compress", "decompress", "read_gcpf", "write_gcpf", "BLOCK_THREADS", "one_thread",
 ]
 
 import contextlib
 import contextvars
 import importlib
-import itertools
 import os
 import struct
 import threading
@@ -133,9 +132,10 @@ def _in_shares(share: _Share[_R], count: int, row: Mode, size: int) -> list[_R]:
 
     The outcome is the loop's: the results in order, or the first exception in block order (a
     share stops at its own first; the shares after a failed one stop at their next block, the
-    ones before it run on, since an error of theirs would come first).  A Ctrl-C in the caller's
-    thread stops every share at its next block before it is raised.  A thread that cannot start
-    (a limit, an interpreter shutting down) leaves its share to the caller's thread.
+    ones before it run on, since an error of theirs would come first).  A Ctrl-C (any exception
+    that is not an ``Exception``) stops every share at its next block and is raised first, once
+    the threads are done.  A thread that cannot start (a limit, an interpreter shutting down)
+    leaves its share to the caller's thread.
     """
     override = _THREADS.get()
     n = min(BLOCK_THREADS if override is None else override, count)
@@ -144,38 +144,43 @@ def _in_shares(share: _Share[_R], count: int, row: Mode, size: int) -> list[_R]:
     bounds = [count * k // n for k in range(n + 1)]
     results: list[list[_R]] = [[] for _ in range(n)]
     errors: list[BaseException | None] = [None] * n
-    failed = [n]  # the first share that failed; -1: the caller's thread was interrupted
+    failed = [n]  # the first share that failed
+    interrupted = [False]
     lock = threading.Lock()
 
     def run(k: int) -> None:
         try:
-            results[k] = share(bounds[k], bounds[k + 1], lambda: failed[0] < k)
-        except BaseException as e:  # noqa: BLE001 - raised in the caller's thread below, in order
+            results[k] = share(bounds[k], bounds[k + 1], lambda: interrupted[0] or failed[0] < k)
+        except Exception as e:  # noqa: BLE001 - raised in the caller's thread below, in order
             errors[k] = e
             with lock:
                 failed[0] = min(failed[0], k)
+        except BaseException as e:  # a Ctrl-C in the caller's thread: everything stops
+            errors[k] = e
+            interrupted[0] = True
 
     threads: list[threading.Thread] = []
     try:
         for k in range(1, n):
-            t = threading.Thread(target=run, args=(k,), name=f"gcpf-blocks-{k}", daemon=True)
-            t.start()
-            threads.append(t)
-    except RuntimeError:  # "can't start new thread": the shares left run here
-        pass
-    try:
+            threads.append(threading.Thread(target=run, args=(k,), name=f"gcpf-blocks-{k}", daemon=True))
+            try:
+                threads[-1].start()
+            except RuntimeError:  # "can't start new thread": this share and the rest run here
+                threads.pop()
+                break
         for k in (0, *range(len(threads) + 1, n)):
-            run(k)
+            if not interrupted[0]:
+                run(k)
         for t in threads:
             t.join()
-    except BaseException:  # a Ctrl-C in a join: stop the shares, then let it go
-        failed[0] = -1
+    except BaseException:  # a Ctrl-C while a thread started or in a join: stop the shares, then go
+        interrupted[0] = True
         for t in threads:
-            t.join()
+            if t.ident is not None:  # started
+                t.join()
         raise
-    for error in errors:
-        if error is not None:
-            raise error
+    for error in sorted((e for e in errors if e is not None), key=lambda e: isinstance(e, Exception)):
+        raise error
     return [r for part in results for r in part]
 
 
@@ -391,7 +396,7 @@ class Mode:
     #: Measured on 2 cores (a 5 MB save, median of 9): Deflate writes 61 -> 42 ms, Gzip 76 -> 47;
     #: Zstd's blocks are too quick (18 -> 24 ms: the threads spend it handing the GIL over), and
     #: so is every decompression (reads are never threaded: Zstd 15 -> 29 ms, Deflate 17 -> 20).
-    threaded: bool
+    threaded: bool = False
 
 
 #: The modes, by id (``FileAccess.COMPRESSION_FASTLZ`` … ``COMPRESSION_BROTLI``).
@@ -597,25 +602,17 @@ def read_gcpf_prefix(data: bytes, *, max_size: int = DEFAULT_MAX_SIZE) -> tuple[
         raise DecodeError(end, f"trailing magic {magic!r} missing (truncated or damaged file)")
 
     gzip_os = data[first + 9] if row.id == GZIP and sizes[0] >= 10 else DEFAULT_GZIP_OS
+    out = bytearray()  # one buffer, not an object per block: a legal file may have 1-byte blocks
+    pos = first
     view = memoryview(data)  # the blocks are read in place, not copied out first
-
-    def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[bytes]:
-        out = []
-        pos = first + sum(itertools.islice(sizes, lo))  # no table of offsets: the header's count is the file's
-        for i in range(lo, hi):
-            if stopped():
-                break
-            csize = sizes[i]
-            want = block_size if i < count - 1 else total % block_size
-            try:
-                out.append(_exactly(row, view[pos : pos + csize], want))
-            except DecodeError as e:
-                raise DecodeError(pos + e.offset, f"block {i} of {count} (at byte {pos}): {e.reason}") from None
-            pos += csize
-        return out
-
-    blocks: list[bytes] = share(0, count, _never)  # one thread: see Mode.threaded
-    return b"".join(blocks), GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os), end + 4
+    for i, csize in enumerate(sizes):  # one thread: see Mode.threaded
+        want = block_size if i < count - 1 else total % block_size
+        try:
+            out += _exactly(row, view[pos : pos + csize], want)
+        except DecodeError as e:
+            raise DecodeError(pos + e.offset, f"block {i} of {count} (at byte {pos}): {e.reason}") from None
+        pos += csize
+    return bytes(out), GcpfInfo(mode=mode, block_size=block_size, magic=magic, gzip_os=gzip_os), end + 4
 
 
 def write_gcpf(plaintext: bytes, info: GcpfInfo, *, allow_brotli_write: bool = False) -> bytes:
