@@ -114,7 +114,7 @@ _Share = Callable[[int, int, Callable[[], bool]], list[_R]]
 
 @contextlib.contextmanager
 def one_thread() -> Iterator[None]:
-    """Every GCPF file read or written in this context (this thread, this task) on one thread."""
+    """Every GCPF file written in this context (this thread, this task) compressed on one thread."""
     token = _THREADS.set(1)
     try:
         yield
