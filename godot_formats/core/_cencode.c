@@ -633,6 +633,25 @@ ALWAYS_INLINE int put_scalar(Writer *w, Out *o, PyObject *v)
     return NOT_HERE;
 }
 
+/* A list's or tuple's item array (no Python code may run while it is used). */
+static inline PyObject **items_of(PyObject *seq, int kind)
+{
+    return kind == K_LIST ? ((PyListObject *)seq)->ob_item : ((PyTupleObject *)seq)->ob_item;
+}
+
+/* items[*pos] onward, up to n, while each is a scalar: 0 when all were written, NOT_HERE at the
+ * first that is not (*pos on it), -1 on an exception.  The runs of a list or tuple, when it
+ * opens and when its frame resumes. */
+static inline int put_scalars(Writer *w, Out *o, PyObject **items, Py_ssize_t *pos, Py_ssize_t n)
+{
+    int r;
+
+    for (; *pos < n; (*pos)++)
+        if ((r = put_scalar(w, o, items[*pos])) != 0)
+            return r;
+    return 0;
+}
+
 /* A vector-like math value: its header, then its tuple items as numbers of one kind.
  * Anything unexpected in the items (a non-float, an int out of range, NaN or an overflow
  * in float32) is left to the reference. */
@@ -702,17 +721,12 @@ static int open_container(Writer *w, Out *o, Stack *st, PyObject *v, int hi, int
         /* A list or tuple of scalars (tags, flags, a row of numbers) is written here whole, without
          * a frame; the first element that is not one is where its frame takes over.  The depth
          * limit counts it as if it had been opened. */
-        PyObject **items = kind == K_LIST ? ((PyListObject *)v)->ob_item : ((PyTupleObject *)v)->ob_item;
         Py_ssize_t i = 0;
-        int r = 0;
+        int r;
         if (st->n + 1 > st->limit)
             return fallback("nested deeper than max_depth");
-        while (i < n && (r = put_scalar(w, o, items[i])) == 0)
-            i++;
-        if (r < 0)
-            return -1;
-        if (i == n)
-            return 0;
+        if ((r = put_scalars(w, o, items_of(v, kind), &i, n)) != NOT_HERE)
+            return r;
         if (stack_push(st, v, kind, n) < 0)
             return -1;
         st->frames[st->n - 1].pos = i;
@@ -943,20 +957,12 @@ static int write_element(Writer *w, Out *o, Stack *st, PyObject *v)
 
 static int write_sequence_run(Writer *w, Out *o, Stack *st, Frame *f)
 {
-    PyObject **items;
-    int r = 0;
+    PyObject **items = items_of(f->obj, f->kind);
+    int r;
 
-    if (f->kind == K_LIST) {
-        if (PyList_GET_SIZE(f->obj) != f->size)
-            return 0;
-        items = ((PyListObject *)f->obj)->ob_item;
-    }
-    else {
-        items = ((PyTupleObject *)f->obj)->ob_item;
-    }
-    while (f->pos < f->size && (r = put_scalar(w, o, items[f->pos])) == 0)
-        f->pos++;
-    if (r != NOT_HERE)
+    if (f->kind == K_LIST && PyList_GET_SIZE(f->obj) != f->size)
+        return 0;
+    if ((r = put_scalars(w, o, items, &f->pos, f->size)) != NOT_HERE)
         return r;
     return write_element(w, o, st, items[f->pos++]);
 }
