@@ -658,12 +658,11 @@ def test_an_error_in_another_threads_share_reaches_the_caller(monkeypatch: pytes
     assert cz._in_shares(share, 10, row, cz.PARALLEL_MIN_BYTES) == [i * 2 for i in range(10)]
 
 
-def test_a_thread_that_cannot_start_leaves_its_share_to_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Thread limits, or an interpreter shutting down (an atexit handler saving a file): the
-    shares whose thread did not start run in the caller's thread, and the outcome is the loop's."""
+def _only_one_thread_starts(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """``Thread.start`` works once, then raises as at a thread limit; the threads that started."""
     import threading
 
-    started = []
+    started: list[threading.Thread] = []
     real_start = threading.Thread.start
 
     def start(self: threading.Thread) -> None:
@@ -673,6 +672,13 @@ def test_a_thread_that_cannot_start_leaves_its_share_to_the_caller(monkeypatch: 
         real_start(self)
 
     monkeypatch.setattr(threading.Thread, "start", start)
+    return started
+
+
+def test_a_thread_that_cannot_start_leaves_its_share_to_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thread limits, or an interpreter shutting down (an atexit handler saving a file): the
+    shares whose thread did not start run in the caller's thread, and the outcome is the loop's."""
+    started = _only_one_thread_starts(monkeypatch)
     monkeypatch.setattr(cz, "BLOCK_THREADS", 4)
     share, seen = _counting_share()
     assert cz._in_shares(share, 40, cz.mode_info(cz.GZIP), cz.PARALLEL_MIN_BYTES) == [i * 2 for i in range(40)]
@@ -803,18 +809,7 @@ def test_ctrl_c_while_a_thread_starts_stops_the_started_ones(monkeypatch: pytest
 def test_ctrl_c_in_a_share_the_caller_runs_for_a_thread_goes_first(monkeypatch: pytest.MonkeyPatch) -> None:
     """Share 2 runs in the caller's thread (its thread could not start) and is interrupted; share 1
     fails: the KeyboardInterrupt is raised, not lost behind the other share's error."""
-    import threading
-
-    real_start = threading.Thread.start
-    started = []
-
-    def start(self: threading.Thread) -> None:
-        if started:
-            raise RuntimeError("can't start new thread")
-        started.append(self)
-        real_start(self)
-
-    monkeypatch.setattr(threading.Thread, "start", start)
+    _only_one_thread_starts(monkeypatch)
     monkeypatch.setattr(cz, "BLOCK_THREADS", 3)
 
     def share(lo: int, hi: int, stopped: Callable[[], bool]) -> list[int]:
