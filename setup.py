@@ -1,4 +1,4 @@
-"""The optional compiled core (godot_formats.core._cdecode, _cencode and _cfastlz).
+"""The optional compiled core (godot_formats.core._cdecode, _cencode, _cfront and _cfastlz).
 
 Everything else is in pyproject.toml.  The extensions are optional: where no C compiler is
 found the build says so in one line and the package installs without them, and the
@@ -38,6 +38,8 @@ setup(
         Extension("godot_formats.core._cdecode", ["godot_formats/core/_cdecode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
                   optional=True),
         Extension("godot_formats.core._cencode", ["godot_formats/core/_cencode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
+                  optional=True),
+        Extension("godot_formats.core._cfront", ["godot_formats/core/_cfront.c"], extra_compile_args=EXTRA,
                   optional=True),
         Extension("godot_formats.core._cfastlz", ["godot_formats/core/_cfastlz.c"], extra_compile_args=EXTRA,
                   optional=True),

@@ -4,7 +4,7 @@
 # Random mutation, no libFuzzer:               fuzz/run_compiled.sh mutate WORKDIR SECONDS DIR...
 # Keep what a run learnt (C coverage):         fuzz/run_compiled.sh merge WORKDIR
 #
-# Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode/_cfastlz compiled with clang's
+# Builds a copy of the package in WORKDIR/pkg with _cdecode/_cencode/_cfront/_cfastlz compiled with clang's
 # -fsanitize=fuzzer-no-link,address,undefined (or gcc's -fsanitize=address,undefined without
 # C coverage; any report aborts), then runs fuzz/fuzz_compiled.py from fuzz/corpus,
 # fuzz/corpus-compiled and fuzz/corpus-fastlz, new inputs to WORKDIR/corpus, findings to
@@ -42,7 +42,7 @@ else
   preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 fi
 echo "run_compiled.sh: extensions built with $cc" >&2
-for m in _cdecode _cencode _cfastlz; do
+for m in _cdecode _cencode _cfront _cfastlz; do
   $cc $flags -shared -fPIC $(python3-config --includes) "$root/godot_formats/core/$m.c" -o "$work/pkg/godot_formats/core/$m$suffix"
 done
 export LD_PRELOAD="$preload"  # only now: the compilers above must not run under ASan

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from .core import accel
 from .core.codec import DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE, decoder_for, encoder_for
 from .core.dialects import Dialect, get_dialect
 
@@ -119,6 +120,12 @@ def _remember(table: dict[Any, Any], key: Any, value: Any) -> None:
         table[key] = value
     except TypeError:  # an unhashable dialect object: found each time
         pass
+
+
+#: Their common call, made in C when the compiled codec serves (accel.front: a codec already in
+#: the table, called without the Python function's frame); the functions above keep every rule.
+loads = accel.front(_LOADS, loads, DEFAULT_DIALECT)
+dumps = accel.front(_DUMPS, dumps, DEFAULT_DIALECT)
 
 
 def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, allow_objects: bool = False,

@@ -17,14 +17,23 @@ the same errors; ``godot_formats.layers.fastlz`` holds the reference and asks
 ``GODOT_FORMATS_PURE=1`` in the environment turns the whole compiled core off for the
 process; ``Decoder(..., backend="python")`` for one codec, ``fastlz.compress(...,
 backend="python")`` for one call.
+
+``gf.loads`` and ``gf.dumps`` have a compiled front door (``godot_formats.core._cfront``,
+:func:`front`): their common call, whose codec their table already holds, made without the
+Python function's frame, which is a quarter of a small message's decode.  It comes and goes
+with the compiled codec.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from types import ModuleType
+from typing import Any, Callable, TypeVar, cast
 
-__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "cfastlz", "choose", "fastlz_core"]
+__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "cfastlz", "choose", "fastlz_core", "front"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: The backends a codec can be asked for.
 BACKENDS = ("c", "python")
@@ -52,6 +61,17 @@ def _load_fastlz() -> ModuleType | None:
     except ImportError:  # not built: the reference port serves
         return None
     module: ModuleType = _cfastlz
+    return module
+
+
+def _load_front() -> ModuleType | None:
+    if _PURE:
+        return None
+    try:
+        from . import _cfront  # type: ignore[attr-defined]
+    except ImportError:  # not built: the Python functions are called as they are
+        return None
+    module: ModuleType = _cfront
     return module
 
 
@@ -83,3 +103,22 @@ def fastlz_core(backend: str | None) -> ModuleType | None:
     if backend == "c" and cfastlz is None:
         raise ValueError("the compiled FastLZ is not available (not built, or GODOT_FORMATS_PURE is set)")
     return cfastlz if backend == "c" else None
+
+
+_cfront = _load_front() if BACKEND == "c" else None
+
+
+def front(table: dict[Any, Any], slow: F, dialect: str) -> F:
+    """``slow`` (``loads`` or ``dumps``) behind its compiled front door, when the compiled codec serves.
+
+    ``table`` is the function's own cache of codecs by dialect as given; the front calls
+    ``table[dialect](first_argument)`` for a call with one or two positional arguments and no
+    keywords (``dialect`` when the call names none), and ``slow`` for everything else, so
+    ``slow`` keeps every rule.  It looks like ``slow`` (``functools.update_wrapper``) and
+    pickles by name.  ``slow`` itself when the compiled core is off or not built.
+    """
+    if _cfront is None:
+        return slow
+    door = _cfront.Front(table, slow, dialect)
+    functools.update_wrapper(door, slow)
+    return cast(F, door)
