@@ -11,7 +11,8 @@ cost, not the next step's):
 * read: the file's bytes (``godot_formats.saves.reading.read_bounded``, what ``gf.open`` reads with);
 * decode: ``gf.open(data, dialect="godot3").values`` (framing and decoding; no detection);
 * convert: ``gf.convert_value(v, "godot3", "godot4", policy="lossy")`` of every record;
-* encode: ``gf.dumps(v, "godot4")`` of every record, framed (``join_frames``);
+* encode: every record in Godot 4's format, framed: ``gf.SaveFile(values, godot4, "store_var").to_bytes()``,
+  the call ``sf.save`` makes for a migrated save (its records in one call and one buffer);
 * write: ``save_to`` (atomic: a temporary file, then a rename), as ``sf.save`` writes.
 
 Reported per size and step: MB/s (the save's size over the step's median wall time), and the CPU
@@ -111,7 +112,7 @@ def _steps(path: Path, out: Path) -> list[tuple[str, Callable[[Any], Any]]]:
         ("read", lambda _: read_bounded(path)[0]),
         ("decode", lambda data: gf.open(data, dialect="godot3").values),
         ("convert", lambda values: [gf.convert_value(v, "godot3", "godot4", policy="lossy")[0] for v in values]),
-        ("encode", lambda values: join_frames([gf.dumps(v, "godot4") for v in values])),
+        ("encode", lambda values: gf.SaveFile(values, gf.get_dialect("godot4"), "store_var").to_bytes()),
         ("write", lambda data: save_to(out, data, origin=None, overwrite=True, what="save file")),
     ]
 
