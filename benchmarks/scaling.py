@@ -15,6 +15,13 @@ cost, not the next step's):
   the call ``sf.save`` makes for a migrated save (its records in one call and one buffer);
 * write: ``save_to`` (atomic: a temporary file, then a rename), as ``sf.save`` writes.
 
+Beside the steps, the objects' own cost (``floor``): ``pickle.loads`` making the same Python objects
+from a pickle of the decoded values, nothing of ours involved, timed as the steps are.  Its CPU
+time per byte grows with the size too: CPython's dicts, lists and strs cost more each when there
+are tens of millions of them (the large dict's table outgrows the caches and the TLB, fresh
+memory is faulted in page by page), so a decode's growth up to that factor is CPython's, not the
+decoder's.
+
 Reported per size and step: MB/s (the save's size over the step's median wall time), and the CPU
 time per byte relative to the smallest size (1.00 = linear; CPU time, since the load of a shared
 machine moves wall time more than any non-linearity would).  Memory: the process's peak resident size
@@ -32,6 +39,7 @@ import argparse
 import gc
 import json
 import os
+import pickle
 import resource
 import shutil
 import statistics
@@ -143,9 +151,28 @@ def measure(path: Path, runs: int, heap: int) -> dict[str, Any]:
                 if name == "decode":
                     held_after_decode = _rss_mb() - base_rss
         del result
+    floor_times, floor_cpu = _floor(path, runs)
     del live
     return {"size": path.stat().st_size, "runs": runs, "times": times, "cpu": cpu, "peak_after_mb": peaks,
-            "held_after_decode_mb": held_after_decode, "base_rss_mb": base_rss}
+            "held_after_decode_mb": held_after_decode, "base_rss_mb": base_rss, "floor_times": floor_times,
+            "floor_cpu": floor_cpu}
+
+
+def _floor(path: Path, runs: int) -> tuple[list[float], list[float]]:
+    """``pickle.loads`` of the save's decoded values (pickled before, untimed), ``runs`` times: the
+    cost of making the same objects with nothing of ours involved, wall and CPU seconds per run."""
+    values = gf.open(read_bounded(path)[0], dialect="godot3").values
+    pickled = pickle.dumps(values, 5)
+    del values
+    times, cpu = [], []
+    for _ in range(runs):
+        gc.collect()
+        c0, t0 = time.process_time(), time.perf_counter()
+        made = pickle.loads(pickled)
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        del made
+    return times, cpu
 
 
 def _worker(argv: list[str], timeout: float) -> dict[str, Any]:
@@ -198,6 +225,9 @@ def _row(mb: float, got: dict[str, Any]) -> dict[str, Any]:
         row[f"{step}_mb_s"] = size / 1e6 / seconds if seconds > 0 else None
     row["total_s"] = sum(row[f"{s}_s"] for s in STEPS)
     row["total_cpu_s"] = sum(row[f"{s}_cpu_s"] for s in STEPS)
+    if got.get("floor_times"):
+        row["floor_s"], row["floor_runs_s"] = statistics.median(got["floor_times"]), got["floor_times"]
+        row["floor_cpu_s"], row["floor_cpu_runs_s"] = statistics.median(got["floor_cpu"]), got["floor_cpu"]
     return row
 
 
@@ -210,7 +240,9 @@ def per_byte(rows: list[dict[str, Any]]) -> None:
         return
     first = rows[0]
     for row in rows:
-        for step in STEPS + ("total",):
+        for step in STEPS + ("total", "floor"):
+            if f"{step}_s" not in first or f"{step}_s" not in row:
+                continue
             key = f"{step}_cpu_s" if f"{step}_cpu_s" in first else f"{step}_s"
             base = first[key] / first["size"]
             row[f"{step}_per_byte_x"] = (row[key] / row["size"]) / base if base > 0 else None
@@ -258,12 +290,14 @@ def _f(value: float | None, digits: int = 1) -> str:
 def table(rows: list[dict[str, Any]]) -> str:
     """Markdown: per size, MB/s per step (and its per-byte cost relative to the smallest size), and memory."""
     head = ("| save | runs | " + " | ".join(f"{s} MB/s (x)" for s in STEPS)
-            + " | total s (x) | peak MB above start (x file) | held after decode MB |")
-    lines = [head, "| ---: | ---: |" + " ---: |" * (len(STEPS) + 3)]
+            + " | total s (x) | the objects' own cost: pickle.loads s (x) | peak MB above start (x file) | "
+            "held after decode MB |")
+    lines = [head, "| ---: | ---: |" + " ---: |" * (len(STEPS) + 4)]
     for r in rows:
         cells = [f"{_f(r[f'{s}_mb_s'])} ({_f(r.get(f'{s}_per_byte_x'), 2)})" for s in STEPS]
         lines.append(f"| {size_text(r['size'])} | {r['runs']} | " + " | ".join(cells)
                      + f" | {r['total_s']:.2f} ({_f(r.get('total_per_byte_x'), 2)}) | "
+                     f"{_f(r.get('floor_s'), 2)} ({_f(r.get('floor_per_byte_x'), 2)}) | "
                      f"{r['peak_mb']:,.0f} ({r['peak_mb'] / (r['size'] / 1e6):.1f}) | "
                      f"{r['held_after_decode_mb']:,.0f} |")
     return "\n".join(lines)
