@@ -1511,10 +1511,18 @@ Reader_loads(Reader *self, PyObject *data)
 
     if (!PyBytes_Check(data) || PyBytes_GET_SIZE(data) > self->max_size || self->dictionary_for == NULL)
         return call_after(self, data, 0);  /* the Python path says why not, or converts the buffer */
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+    if (PyBytes_CheckExact(data)) {
+        /* Immutable, held by the caller for the call: its bytes are the buffer, without the
+         * buffer protocol's round trip (a subclass may define its own buffer, so it asks). */
+        view.buf = PyBytes_AS_STRING(data);
+        view.len = PyBytes_GET_SIZE(data);
+        view.obj = NULL;
+    }
+    else if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     value = run_decode(self, data, &view, 0, view.len, self->dictionary_for, &next, &marks);
-    PyBuffer_Release(&view);
+    if (view.obj != NULL)
+        PyBuffer_Release(&view);
     if (value != NULL || !PyErr_ExceptionMatches(Fallback))
         return value;
     PyErr_Clear();
