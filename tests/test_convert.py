@@ -598,6 +598,18 @@ def test_values_that_change_take_the_walk(value: Any, source: str, target: str) 
     assert result is not value
 
 
+def test_leaves_the_quick_pass_asks_python_about() -> None:
+    """Leaves the compiled walk leaves to Python (a Color, a NodePath): kept by their type alone,
+    or decided by their check, which needs a converter of its own (made only then); repeated,
+    so that a converter shared between calls would show."""
+    kept = [{"c": gf.Color(1, 0, 0, 1), "p": gf.NodePath("a/b")} for _ in range(3)]
+    for _ in range(2):
+        assert convert_value(kept, "godot3", "godot4")[0] is kept
+        changed = [gf.NodePath("a/b"), gf.NodePath("x\ud800")]
+        result, losses = convert_value(changed, "godot3", "godot4", policy="lossy")
+        assert result is not changed and [loss.path for loss in losses] == ["[1]"]
+
+
 def test_a_save_of_plain_data_converts_without_a_copy() -> None:
     save = [{"id": i, "name": f"p{i}", "pos": gf.Vector2(i * 0.5, 1.5), "tags": ["a"], "n": None} for i in range(500)]
     value = gf.loads(gf.dumps(save, "godot3"), "godot3")

@@ -1509,7 +1509,8 @@ scalar_unchanged(PyObject *v, unsigned flags, PyObject *real_types)
 }
 
 PyDoc_STRVAR(unchanged_doc,
-"unchanged(value, flags, leaf, keys_agree, max_depth, real_types) -> bool\n\n"
+"unchanged(flags, leaf, keys_agree, max_depth, real_types, value) -> bool\n\n"
+"(``value`` last: a conversion plan binds the rest once, with functools.partial.)\n"
 "Whether ``value`` needs no change for a conversion: exact lists and dicts (each dict's keys\n"
 "all exact str or int, or ``keys_agree(d)`` true), nested at most ``max_depth`` deep, whose\n"
 "exact str, int, float, bool and None leaves pass ``flags`` (1: no lone surrogate, 2: int fits\n"
@@ -1518,34 +1519,38 @@ PyDoc_STRVAR(unchanged_doc,
 "exact in float32.  Walks with an\n"
 "explicit stack; any error of a callback is raised.");
 
+#define UNCHANGED_SMALL 32  /* the walk's first stack block, on the C stack: a record allocates none */
+
 static PyObject *
 unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject **stack = NULL;
-    Py_ssize_t *depths = NULL, top = 0, cap = 0, max_depth;
+    PyObject *stack0[UNCHANGED_SMALL], **stack = stack0;
+    Py_ssize_t depths0[UNCHANGED_SMALL], *depths = depths0, top = 0, cap = UNCHANGED_SMALL, max_depth;
     unsigned long flags;
-    PyObject *leaf, *keys_agree, *result = NULL, *v = NULL;
+    PyObject *leaf, *keys_agree, *real_types, *result = NULL, *v = NULL;
     int ok = 1;
 
-    if (nargs != 6 || !PyTuple_Check(args[5])) {
-        PyErr_SetString(PyExc_TypeError, "unchanged(value, flags, leaf, keys_agree, max_depth, real_types: tuple)");
+    if (nargs != 6 || !PyTuple_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "unchanged(flags, leaf, keys_agree, max_depth, real_types: tuple, value)");
         return NULL;
     }
-    flags = PyLong_AsUnsignedLong(args[1]);
-    max_depth = PyLong_AsSsize_t(args[4]);
+    flags = PyLong_AsUnsignedLong(args[0]);
+    max_depth = PyLong_AsSsize_t(args[3]);
     if (PyErr_Occurred())
         return NULL;
-    leaf = args[2];
-    keys_agree = args[3];
+    leaf = args[1];
+    keys_agree = args[2];
+    real_types = args[4];
 #define PUSH(obj, d) do { \
         if (top == cap) { \
-            Py_ssize_t ncap = cap ? 2 * cap : 64; \
-            PyObject **ns = PyMem_Realloc(stack, (size_t)ncap * sizeof(PyObject *)); \
-            Py_ssize_t *nd; \
-            if (ns == NULL) { PyErr_NoMemory(); goto done; } \
+            Py_ssize_t ncap = 2 * cap; \
+            PyObject **ns = PyMem_Malloc((size_t)ncap * sizeof(PyObject *)); \
+            Py_ssize_t *nd = PyMem_Malloc((size_t)ncap * sizeof(Py_ssize_t)); \
+            if (ns == NULL || nd == NULL) { PyMem_Free(ns); PyMem_Free(nd); PyErr_NoMemory(); goto done; } \
+            memcpy(ns, stack, (size_t)top * sizeof(PyObject *)); \
+            memcpy(nd, depths, (size_t)top * sizeof(Py_ssize_t)); \
+            if (stack != stack0) { PyMem_Free(stack); PyMem_Free(depths); } \
             stack = ns; \
-            nd = PyMem_Realloc(depths, (size_t)ncap * sizeof(Py_ssize_t)); \
-            if (nd == NULL) { PyErr_NoMemory(); goto done; } \
             depths = nd; \
             cap = ncap; \
         } \
@@ -1554,7 +1559,7 @@ unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         depths[top++] = (d); \
     } while (0)
 
-    PUSH(args[0], 0);
+    PUSH(args[5], 0);
     while (ok && top > 0) {
         Py_ssize_t depth;
         PyTypeObject *tp;
@@ -1572,7 +1577,7 @@ unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                     PyTypeObject *tx = Py_TYPE(x);
                     if (tx == &PyList_Type || tx == &PyDict_Type)
                         PUSH(x, depth + 1);
-                    else if ((ok = scalar_unchanged(x, (unsigned)flags, args[5])) == -2) {
+                    else if ((ok = scalar_unchanged(x, (unsigned)flags, real_types)) == -2) {
                         PyObject *res;
                         Py_INCREF(x);  /* the callback may change the list */
                         res = PyObject_CallOneArg(leaf, x);
@@ -1597,7 +1602,7 @@ unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                         PyTypeObject *tx = Py_TYPE(pair[j]);
                         if (tx == &PyList_Type || tx == &PyDict_Type)
                             PUSH(pair[j], depth + 1);
-                        else if ((ok = scalar_unchanged(pair[j], (unsigned)flags, args[5])) == -2) {
+                        else if ((ok = scalar_unchanged(pair[j], (unsigned)flags, real_types)) == -2) {
                             PyObject *res;
                             Py_INCREF(pair[j]);  /* the callback may change the dict */
                             res = PyObject_CallOneArg(leaf, pair[j]);
@@ -1618,7 +1623,7 @@ unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 }
             }
         }
-        else if ((ok = scalar_unchanged(v, (unsigned)flags, args[5])) == -2) {
+        else if ((ok = scalar_unchanged(v, (unsigned)flags, real_types)) == -2) {
             PyObject *res = PyObject_CallOneArg(leaf, v);
             if (res == NULL) goto done;
             ok = PyObject_IsTrue(res);
@@ -1633,8 +1638,10 @@ done:
     Py_XDECREF(v);
     while (top > 0)
         Py_DECREF(stack[--top]);
-    PyMem_Free(stack);
-    PyMem_Free(depths);
+    if (stack != stack0) {
+        PyMem_Free(stack);
+        PyMem_Free(depths);
+    }
     return result;
 }
 

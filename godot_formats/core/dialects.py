@@ -367,10 +367,13 @@ def unregister(dialect: str | Dialect) -> None:
 
 def get_dialect(dialect: str | Dialect) -> Dialect:
     try:  # a name, the common case, first: one lookup (every loads/convert_value call makes it)
-        return _REGISTRY[dialect]  # type: ignore[index]
-    except (KeyError, TypeError):
-        if isinstance(dialect, Dialect):
-            return dialect
+        found = _REGISTRY.get(dialect)  # type: ignore[arg-type]
+    except TypeError:  # unhashable: no name
+        found = None
+    if found is not None:
+        return found
+    if isinstance(dialect, Dialect):  # no exception raised and caught on the way: that cost 0.4 us
+        return dialect
     raise ValueError(f"unknown dialect {dialect!r}; known: {', '.join(dialect_names())}")
 
 

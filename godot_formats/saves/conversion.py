@@ -37,7 +37,7 @@ import struct
 from array import array
 from collections.abc import Callable as _Fn
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Union
 
 import attrs
@@ -487,9 +487,9 @@ class _Converter:
         loss), within the depth :meth:`run` takes; anything else goes to :meth:`run`."""
         plan = self.plan
         scalars = plan.scalars
-        if plan.c_flags is not None and accel.cencode is not None:
-            return bool(accel.cencode.unchanged(root, plan.c_flags, lambda v: self._leaf_unchanged(v, type(v), scalars),
-                                                python_keys_agree, MAX_DEPTH, plan.c_real))
+        decided = plan.c_unchanged(root)
+        if decided is not None:
+            return decided
         stack: list[tuple[Any, int]] = [(root, 0)]
         while stack:
             v, depth = stack.pop()
@@ -515,18 +515,9 @@ class _Converter:
         return True
 
     def _leaf_unchanged(self, v: Any, tp: type, scalars: dict[type, Any]) -> bool:
-        if tp in scalars:
-            check = scalars[tp]
-            if check is None:
-                return True
-        else:
-            spec = spec_for(v)
-            if spec is None or spec.family in (Family.ARRAY, Family.DICTIONARY, Family.OBJECT) or \
-                    not self.target.has(spec.name):
-                return False
-            check = self.checks.get(spec.name)
-            if check is None:
-                return True
+        check = _leaf_check(v, tp, scalars, self.checks, self.target)
+        if check is True or check is False:
+            return check
         before = len(self.losses)
         try:
             kept = check(self, "", v) is v and len(self.losses) == before
@@ -811,6 +802,21 @@ class _Converter:
 _Check = _Fn[[_Converter, _Path, Any], Any]
 
 
+def _leaf_check(v: Any, tp: type, scalars: dict[type, Any], checks: dict[str, _Check],
+                target: Dialect) -> _Check | bool:
+    """What a leaf of type ``tp`` needs for the target, by its type alone: True, kept as it is;
+    False, not a leaf the unchanged() walk keeps (a container type, a type the target lacks);
+    else the check that decides for this value (which needs a converter to run)."""
+    if tp in scalars:
+        check = scalars[tp]
+        return True if check is None else check  # type: ignore[no-any-return]
+    spec = spec_for(v)
+    if spec is None or spec.family in (Family.ARRAY, Family.DICTIONARY, Family.OBJECT) or not target.has(spec.name):
+        return False
+    found = checks.get(spec.name)
+    return True if found is None else found
+
+
 @attrs.frozen
 class _Plan:
     """What a conversion between two dialects checks, made once per pair (:func:`_plan`): setting
@@ -822,6 +828,16 @@ class _Plan:
     cross_major: bool
     c_flags: int | None  # the compiled unchanged() walk's flags, None: it cannot be used
     c_real: tuple[type, ...]  # the math types it checks as float32 tuples
+    #: The compiled unchanged() walk with everything but the value bound (its leaf callback: a
+    #: converter of its own, made only when a leaf the walk does not check asks), or None when
+    #: it cannot be used (not built, or a target whose bool or Nil changes).
+    c_check: _Fn[[Any], bool] | None
+
+    def c_unchanged(self, value: Any) -> bool | None:
+        """:meth:`_Converter.unchanged`, decided by the compiled walk with no converter made (a
+        small record's convert_value spent most of its time making one); None: not decided."""
+        check = self.c_check
+        return None if check is None else check(value)
 
 
 @lru_cache(maxsize=64)
@@ -847,7 +863,18 @@ def _plan(source: Dialect, target: Dialect) -> _Plan:
     c_real = tuple(spec.cls for spec in REGISTRY if spec.family is Family.MATH and spec.component == REAL
                    and issubclass(spec.cls, tuple) and target.has(spec.name)
                    and checks.get(spec.name) is _Converter._real_math)
-    return _Plan(checks, scalars, source.object_classes != target.object_classes, c_flags, c_real)
+
+    def leaf(v: Any) -> bool:
+        """A leaf the compiled walk does not check itself: most are kept by their type alone (a
+        Color); a converter is made only for one whose check must run (a NodePath's text ...)."""
+        check = _leaf_check(v, type(v), scalars, checks, target)
+        if check is True or check is False:
+            return check
+        return _Converter(source, target)._leaf_unchanged(v, type(v), scalars)
+
+    c_check = None if c_flags is None or accel.cencode is None else \
+        partial(accel.cencode.unchanged, c_flags, leaf, python_keys_agree, MAX_DEPTH, c_real)
+    return _Plan(checks, scalars, source.object_classes != target.object_classes, c_flags, c_real, c_check)
 
 
 def _type_label(ct: t.ContainerType | None) -> str:
@@ -889,8 +916,12 @@ def convert_value(value: Any, source: DialectLike, target: DialectLike, *,
     src, dst = get_dialect(source), get_dialect(target)
     if src is dst:
         return value, []
+    check = _plan(src, dst).c_check  # most values of a migration: checked in C, nothing made
+    decided = None if check is None else check(value)
+    if decided:
+        return value, []
     converter = _Converter(src, dst)
-    if converter.unchanged(value):  # most values of a migration: a few microseconds in all, checked in C
+    if decided is None and converter.unchanged(value):
         return value, []
     result = converter.run(value)
     if converter.losses and policy == "strict":
