@@ -108,6 +108,7 @@ def dumps(
 #: by the dialect as given (a name or a Dialect; with the options when they are not the defaults):
 #: resolving a name and finding the shared codec cost a small message about a third of its decode.
 #: Bounded: a program that makes dialects or limits without end starts the table again.
+#: The compiled fronts (below) hold these very dicts: change them in place, never rebind them.
 _LOADS: dict[Any, Any] = {}
 _DUMPS: dict[Any, Any] = {}
 _REMEMBERED = 256

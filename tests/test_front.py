@@ -34,6 +34,11 @@ class Unhashable:
     __hash__ = None  # type: ignore[assignment]
 
 
+class HashKeyError:
+    def __hash__(self) -> int:
+        raise KeyError("odd hash")
+
+
 class HashFails:
     def __hash__(self) -> int:
         raise RuntimeError("no hash today")
@@ -60,6 +65,7 @@ LOADS_CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
     ((b"\xff\x00\x00\x00", "godot3"), {}),  # an unknown type
     ((b"\x00\x00\x00\x00", "godot9"), {}),  # an unknown dialect
     ((b"\x00\x00\x00\x00", Unhashable()), {}),
+    ((b"\x00\x00\x00\x00", HashKeyError()), {}),
     ((b"\x00\x00\x00\x00", []), {}),
     (("not bytes", "godot3"), {}),
     ((None, "godot3"), {}),
@@ -77,6 +83,7 @@ DUMPS_CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
     ((object(), "godot3"), {}),  # not a Variant
     ((MESSAGE, "godot9"), {}),
     ((MESSAGE, Unhashable()), {}),
+    ((MESSAGE, HashKeyError()), {}),
     ((), {}),
     ((MESSAGE, "godot3", 1), {}),
 ]
@@ -93,6 +100,27 @@ def test_loads_and_dumps_are_fronts_that_look_like_the_functions() -> None:
         assert pickle.loads(pickle.dumps(front)) is front
         assert copy.copy(front) is front and copy.deepcopy(front) is front
         assert repr(front) == f"<function {slow.__name__} (compiled front)>"
+
+
+@needs_front
+def test_a_front_binds_shares_its_table_and_is_weakly_referenced() -> None:
+    """As the function: bound to an instance when it is a class attribute, weakly referenced (signal
+    libraries keep weak receivers); and the table it answers from is the Python function's own."""
+    import weakref
+
+    class Holder:
+        encode = gf.dumps
+        decode = gf.loads
+
+    h = Holder()
+    assert _outcome(h.encode) == _outcome(gf.dumps.__wrapped__, h)
+    assert Holder.decode is gf.loads
+    assert weakref.ref(gf.loads)() is gf.loads
+    api._LOADS["probe"] = lambda data: ("probe", data)  # the dict the front holds: api's own
+    try:
+        assert gf.loads(b"x", "probe") == ("probe", b"x")
+    finally:
+        del api._LOADS["probe"]
 
 
 @needs_front

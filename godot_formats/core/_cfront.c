@@ -29,11 +29,12 @@ typedef struct {
     PyObject *slow;      /* the Python function: every call the table does not answer */
     PyObject *dialect;   /* the dialect of a call that names none */
     PyObject *dict;      /* __dict__: what functools.update_wrapper sets */
+    PyObject *weaklist;  /* weak references, as a function has them (signal libraries keep weak receivers) */
 } Front;
 
 /* The codec the table holds for `dialect` (a new reference), or NULL: not there (no error set),
- * or an error that is not the lookup's to swallow (set).  A TypeError (an unhashable dialect
- * object) is the Python function's to handle, as it handles it now. */
+ * or an error that is not the lookup's to swallow (set).  A TypeError or KeyError (an unhashable
+ * dialect object, an odd __hash__) is the Python function's to handle: it catches both. */
 static PyObject *
 codec_for(Front *self, PyObject *dialect)
 {
@@ -45,7 +46,7 @@ codec_for(Front *self, PyObject *dialect)
     Py_XINCREF(codec);  /* held: the call may clear the table (a full table starts again) */
     if (codec == NULL && PyErr_Occurred()) {
 #endif
-        if (PyErr_ExceptionMatches(PyExc_TypeError))
+        if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_KeyError))
             PyErr_Clear();
         return NULL;
     }
@@ -120,16 +121,21 @@ static void
 Front_dealloc(Front *self)
 {
     PyObject_GC_UnTrack(self);
+    if (self->weaklist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
     Front_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* As staticmethod: found on a class or an instance, it is itself. */
+/* As a function: found on an instance, a method bound to it; on a class, itself. */
 static PyObject *
 Front_get(PyObject *self, PyObject *obj, PyObject *type)
 {
-    Py_INCREF(self);
-    return self;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
 }
 
 /* Pickled by name, as a module-level function is: its __qualname__, looked up in its
@@ -188,6 +194,7 @@ static PyTypeObject FrontType = {
     .tp_getset = Front_getset,
     .tp_descr_get = Front_get,
     .tp_dictoffset = offsetof(Front, dict),
+    .tp_weaklistoffset = offsetof(Front, weaklist),
     .tp_new = Front_new,
 };
 
