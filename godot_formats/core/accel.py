@@ -27,6 +27,7 @@ with the compiled codec.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from types import ModuleType
 from typing import Any, Callable, TypeVar, cast
@@ -53,31 +54,20 @@ def _load() -> tuple[ModuleType | None, ModuleType | None]:
     return _cdecode, _cencode
 
 
-def _load_fastlz() -> ModuleType | None:
+def _load_alone(name: str) -> ModuleType | None:
+    """A compiled module that loads on its own (FastLZ, the front door), or None: not built (the
+    reference serves), or GODOT_FORMATS_PURE is set."""
     if _PURE:
         return None
     try:
-        from . import _cfastlz  # type: ignore[attr-defined]
-    except ImportError:  # not built: the reference port serves
+        return importlib.import_module(f"{__package__}.{name}")
+    except ImportError:
         return None
-    module: ModuleType = _cfastlz
-    return module
-
-
-def _load_front() -> ModuleType | None:
-    if _PURE:
-        return None
-    try:
-        from . import _cfront  # type: ignore[attr-defined]
-    except ImportError:  # not built: the Python functions are called as they are
-        return None
-    module: ModuleType = _cfront
-    return module
 
 
 cdecode, cencode = _load()
 #: The compiled FastLZ, or None (not built, or GODOT_FORMATS_PURE is set).
-cfastlz = _load_fastlz()
+cfastlz = _load_alone("_cfastlz")
 
 #: "c" when the compiled core is in use, "python" when the reference codec does everything.
 BACKEND = "c" if cdecode is not None and cencode is not None else "python"
@@ -105,7 +95,7 @@ def fastlz_core(backend: str | None) -> ModuleType | None:
     return cfastlz if backend == "c" else None
 
 
-_cfront = _load_front() if BACKEND == "c" else None
+_cfront = _load_alone("_cfront") if BACKEND == "c" else None
 
 
 def front(table: dict[Any, Any], slow: F, dialect: str) -> F:

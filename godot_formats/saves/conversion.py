@@ -518,6 +518,10 @@ class _Converter:
         check = _leaf_check(v, tp, scalars, self.checks, self.target)
         if check is True or check is False:
             return check
+        return self._check_keeps(check, v)
+
+    def _check_keeps(self, check: _Fn[[_Converter, _Path, Any], Any], v: Any) -> bool:
+        """Whether the leaf ``check`` keeps ``v`` as it is, with no loss (the losses it reports are dropped)."""
         before = len(self.losses)
         try:
             kept = check(self, "", v) is v and len(self.losses) == before
@@ -870,7 +874,7 @@ def _plan(source: Dialect, target: Dialect) -> _Plan:
         check = _leaf_check(v, type(v), scalars, checks, target)
         if check is True or check is False:
             return check
-        return _Converter(source, target)._leaf_unchanged(v, type(v), scalars)
+        return _Converter(source, target)._check_keeps(check, v)
 
     c_check = None if c_flags is None or accel.cencode is None else \
         partial(accel.cencode.unchanged, c_flags, leaf, python_keys_agree, MAX_DEPTH, c_real)
@@ -916,8 +920,7 @@ def convert_value(value: Any, source: DialectLike, target: DialectLike, *,
     src, dst = get_dialect(source), get_dialect(target)
     if src is dst:
         return value, []
-    check = _plan(src, dst).c_check  # most values of a migration: checked in C, nothing made
-    decided = None if check is None else check(value)
+    decided = _plan(src, dst).c_unchanged(value)  # most values of a migration: checked in C, nothing made
     if decided:
         return value, []
     converter = _Converter(src, dst)
