@@ -11,7 +11,7 @@
 
 Four parts, each in turns with the engine so that both sides' numbers are close in time.  The
 engine's runs of a workload, of the message and of a file layer are split around ours (half
-before, the rest right after the compiled core's, ``split_runs``): the shared machine's speed
+before, the rest right after the compiled core's, ``wholefile.split_runs``): the shared machine's speed
 moves by up to 2x over seconds, alike for both sides, and a side timed only before the other
 drew its own luck.
 
@@ -908,19 +908,13 @@ def _codec_plan(args: argparse.Namespace, res: Results, say: Callable[[str], Non
     return codecs
 
 
-def split_runs(runs: int) -> tuple[int, int]:
-    """The engine's runs before ours and after (wholefile.py splits its layers' runs the same way)."""
-    before = (runs + 1) // 2
-    return before, runs - before
-
-
 def _engine_side(w: Workload, our_bytes: bytes, args: argparse.Namespace, divisor: int, res: Results,
                  say: Callable[[str], None]) -> tuple[bytes, EngineRun | None]:
     """The bytes both sides time (the engine's when it runs, else ours) and the engine's runs before ours."""
     if not res.use_engine:
         return our_bytes, None
     say(f"{w.name}: Godot 3...")
-    engine = run_engine(split_runs(args.runs)[0], divisor, w.name)
+    engine = run_engine(wholefile.split_runs(args.runs)[0], divisor, w.name)
     res.engine_note = engine.version
     if our_bytes != engine.data:  # then the --no-engine numbers would be for other bytes
         say(f"WARNING {w.name}: the value built in Python does not encode to the engine's bytes")
@@ -1087,11 +1081,11 @@ def _run_workload(w: Workload, args: argparse.Namespace, divisor: int, codecs: l
     row = _engine_row(w, n, data, engine)
     if engine is not None:
         engine = EngineRun(engine.version, engine.encode, engine.decode, b"")  # its bytes are `data`
+    after = wholefile.split_runs(args.runs)[1]
     for i, codec in enumerate(codecs):
         say(f"{w.name}: {len(data):,} bytes, ours ({LABELS.get(codec.key, codec.key)})...")
         row.update(_timed_fields(codec, data, args, w, n))
         _diagnose(w, codec, data, args, res)
-        after = split_runs(args.runs)[1]
         if i == 0 and engine is not None and after:
             say(f"{w.name}: Godot 3 again (its other {after} run(s), after ours)...")
             more = run_engine(after, divisor, w.name)
@@ -1127,6 +1121,13 @@ def _message_fields(codec: Codec, data: bytes, calls: int, args: argparse.Namesp
             f"{b}_decode_runs_us": dec, f"{b}_encode_runs_us": enc}
 
 
+def _message_timed(codec: Codec, data: bytes, calls: int, args: argparse.Namespace) -> dict[str, Any]:
+    """A codec's message fields: in this process, or a remote (pure) codec's in its own."""
+    if codec.remote:
+        return _remote(codec, {"kind": "message", "calls": calls}, data, args)
+    return _message_fields(codec, data, calls, args)
+
+
 def _message_row(data: bytes, engine: EngineCalls | None, codecs: list[Codec], res: Results,
                  calls: int, args: argparse.Namespace, done: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The small message, us per call: the engine's, each backend's (``done``: those already timed,
@@ -1138,9 +1139,7 @@ def _message_row(data: bytes, engine: EngineCalls | None, codecs: list[Codec], r
         runs = engine.per_call[what] if engine is not None else None
         row[f"engine_{what}_us"], row[f"engine_{what}_runs_us"] = _median(runs), runs or []
     for codec in codecs:
-        row.update(done[codec.key] if codec.key in done else
-                   _remote(codec, {"kind": "message", "calls": calls}, data, args) if codec.remote
-                   else _message_fields(codec, data, calls, args))
+        row.update(done[codec.key] if codec.key in done else _message_timed(codec, data, calls, args))
     row["same_bytes"] = "yes" if all(row[f"{c.key}_same_bytes"] == "yes" for c in codecs) else "NO"
     row["peers"] = peer_fields(codecs[0].decode(data), res.peer_list, _per_call_us(args.runs, res.peers_gc, calls),
                                "us")
@@ -1201,7 +1200,7 @@ def _run_message(args: argparse.Namespace, divisor: int, codecs: list[Codec], re
     calls = max(MESSAGE_CALLS // divisor, 1)
     ours = codecs[-1].encode(message())
     engine = None
-    before, after = split_runs(args.runs)
+    before, after = wholefile.split_runs(args.runs)
     if res.use_engine:
         say("message: Godot 3...")
         engine = run_engine_calls(before, calls)
@@ -1211,8 +1210,7 @@ def _run_message(args: argparse.Namespace, divisor: int, codecs: list[Codec], re
     say(f"message: {calls:,} calls per run, ours and {', '.join(res.peer_names)}...")
     data = engine.message if engine is not None else ours
     first = codecs[0]
-    done = {first.key: _remote(first, {"kind": "message", "calls": calls}, data, args) if first.remote
-            else _message_fields(first, data, calls, args)}
+    done = {first.key: _message_timed(first, data, calls, args)}
     if engine is not None and after:
         say(f"message: Godot 3 again (its other {after} run(s), after ours)...")
         engine = engine.joined(run_engine_calls(after, calls))

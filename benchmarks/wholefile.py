@@ -282,6 +282,13 @@ def _verify(rows: list[dict[str, Any]], saved: dict[str, bytes], work: Path, say
                                     and verified.read_bytes() == saved[layer] else "NO")
 
 
+def split_runs(runs: int) -> tuple[int, int]:
+    """The engine's runs before ours and after (bench.py splits its workloads' and message's runs so too):
+    this shared machine's speed moves over seconds, and both medians must span the same stretch."""
+    before = (runs + 1) // 2
+    return before, runs - before
+
+
 def run(runs: int, divisor: int, use_engine: bool, say: Callable[[str], None],
         layers: tuple[str, ...] = LAYERS) -> tuple[list[dict[str, Any]], str | None]:
     """Every layer, the engine and we in turns (two engine processes per layer, half its runs before
@@ -293,7 +300,7 @@ def run(runs: int, divisor: int, use_engine: bool, say: Callable[[str], None],
         for layer in layers:
             path = work / f"{layer}.sav"
             engine = None
-            before = (runs + 1) // 2  # the engine's runs split around ours, as bench.split_runs does
+            before, after = split_runs(runs)
             if use_engine:
                 say(f"files, {layer}: Godot 3 writes, reads and re-saves it...")
                 engine = run_engine_layer(before, divisor, layer, work)
@@ -302,11 +309,11 @@ def run(runs: int, divisor: int, use_engine: bool, say: Callable[[str], None],
                 write_ours(path, layer, expected)
             say(f"files, {layer}: {path.stat().st_size:,} bytes, ours...")
             ours = time_ours(path, layer, runs, expected, work)
-            if engine is not None and runs > before:
-                say(f"files, {layer}: Godot 3 again (its other {runs - before} run(s), after ours)...")
+            if engine is not None and after:
+                say(f"files, {layer}: Godot 3 again (its other {after} run(s), after ours)...")
                 again = work / "again"  # the file ours read stays as the engine wrote it first
                 again.mkdir(exist_ok=True)
-                engine = engine.joined(run_engine_layer(runs - before, divisor, layer, again))
+                engine = engine.joined(run_engine_layer(after, divisor, layer, again))
             saved[layer] = ours.pop("saved_plain")
             rows.append(row_from(layer, path.stat().st_size, engine, ours))
         if use_engine:
