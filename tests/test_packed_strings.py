@@ -116,6 +116,27 @@ def test_strings_are_made_once_and_agree_with_the_element_reader(dialect: str) -
     assert repr(value) == "PackedStringArray(['ab', '', 'abc', 'abcd'])"
 
 
+@pytest.mark.parametrize("dialect", list(INPUTS))
+def test_tolist_gives_a_new_list_each_time_and_leaves_the_array_as_it_was(dialect: str) -> None:
+    # tolist() on an array still in wire form makes its strings straight into the list it
+    # returns; the array keeps its bytes (writing it back stays a copy) and is not changed
+    # by anything done to that list.
+    data = INPUTS[dialect]["canonical"]
+    value = gf.loads(data, dialect)
+    first = value.tolist()
+    second = value.tolist()
+    assert type(first) is list and first == second == ["ab", "", "abc", "abcd"] and first is not second
+    first.append("zz")
+    first[0] = "q"
+    assert value.tolist() == ["ab", "", "abc", "abcd"] and len(value) == 4
+    assert value.wire(True) is not None or value.wire(False) is not None
+    assert gf.dumps(value, dialect) == data
+    value[0]  # strings made and kept: tolist() is then a copy of them
+    third = value.tolist()
+    third.append("zz")
+    assert value.tolist() == ["ab", "", "abc", "abcd"] and third is not value.tolist()
+
+
 def test_a_change_drops_the_wire_bytes() -> None:
     data = INPUTS["godot3"]["canonical"]
     for change in (lambda v: v.append("new"), lambda v: v.__setitem__(0, "zz"), lambda v: v.__delitem__(0),

@@ -982,7 +982,11 @@ class PackedStringArray(MutableSequence[str]):
         return type(self)(self._strings())
 
     def tolist(self) -> list[str]:
-        return list(self._strings())
+        # Strings not made yet: made straight into the list returned, not kept (a copy of a
+        # kept list would cost as much again; the array stays in wire form).
+        if self._items is None:
+            return _strings_from_wire(self._wire, self._count, self._nul)  # type: ignore[arg-type]
+        return list(self._items)
 
     def __add__(self, other: Iterable[str]) -> PackedStringArray:
         strings = self._list(other)
