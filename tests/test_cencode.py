@@ -650,3 +650,30 @@ def test_an_unpaired_surrogate_in_a_run_runs_no_python_code(shape: str) -> None:
             assert not value and written == ref.encode(value)
         finally:
             gc.set_threshold(*old)
+
+
+def _byte_arrays(blocks: list[bytes]) -> bytes:
+    """Godot 3's bytes for an Array of PoolByteArrays (marshalls.cpp: ARRAY 19 and a count, then
+    each POOL_BYTE_ARRAY 20, its length, its bytes, zero padding to 4), made here with struct."""
+    out = [struct.pack("<II", 19, len(blocks))]
+    for block in blocks:
+        out += [struct.pack("<II", 20, len(block)), block, bytes(-len(block) % 4)]
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("blocks", [
+    [b"ab"],  # the stack buffer
+    [bytes(range(256)) * 20],  # grown to the size of its one block: nothing left over
+    *([bytes(range(100)) * 1] * m for m in range(2900, 3700, 37)),  # grown buffers, each way of finishing
+    [bytes([7]) * (12 << 20)] * 3,  # a 48 MiB buffer with 36 MiB used: shrunk in place
+])
+def test_every_way_the_output_buffer_finishes_gives_the_same_bytes(blocks: list[bytes]) -> None:
+    # out_finish keeps a small leftover (its size set), copies into an object of the exact size
+    # (up to 32 MiB), or shrinks a larger buffer in place: each result is an ordinary bytes object.
+    import godot_formats as gf
+
+    expected = _byte_arrays(blocks)
+    got = gf.dumps(blocks, "godot3")
+    assert type(got) is bytes and len(got) == len(expected)
+    assert got == expected and hash(got) == hash(expected)
+    assert bytes(memoryview(got)) == expected and (got + b"!")[-1:] == b"!"
