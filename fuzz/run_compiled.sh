@@ -18,12 +18,13 @@ mode=fuzz
 if [ "${1:-}" = replay ] || [ "${1:-}" = mutate ] || [ "${1:-}" = merge ]; then mode=$1; shift; fi
 if [ "$mode" = fuzz ]; then seconds=$1; work=$2; else work=$1; shift; fi
 mkdir -p "$work/pkg" "$work/corpus" "$work/findings" "$here/corpus-compiled" "$here/corpus-fastlz"
+work=$(cd "$work" && pwd)  # absolute: mutate runs from inside it, and PYTHONPATH names it
 rm -rf "$work/pkg/godot_formats"
 cp -r "$root/godot_formats" "$work/pkg/"
 rm -f "$work/pkg/godot_formats/core"/*.so
 suffix=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 flags="-fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1 -std=c99 -Wall"
-rt=$(clang -print-resource-dir 2>/dev/null)/lib/linux
+rt=$(clang -print-resource-dir 2>/dev/null || true)/lib/linux  # no clang: empty, and gcc below
 if [ -f "$rt/libclang_rt.fuzzer_no_main-x86_64.a" ] && [ -f "$rt/libclang_rt.asan-x86_64.a" ]; then
   # clang: the extensions carry libFuzzer's coverage counters (fuzzer-no-link), and one preloaded
   # runtime holds ASan (with UBSan's handlers) and libFuzzer, so the counters register with the
@@ -60,8 +61,10 @@ if [ "$mode" = merge ]; then
   exit 0
 fi
 if [ "$mode" = mutate ]; then
+  args=("$1"); shift  # SECONDS, then the folders, made absolute before the cd
+  for dir in "$@"; do args+=("$(cd "$dir" && pwd)"); done
   cd "$work/findings"
-  exec python3 "$here/fuzz_compiled.py" --mutate "$@"
+  exec python3 "$here/fuzz_compiled.py" --mutate "${args[@]}"
 fi
 python3 "$here/fuzz_compiled.py" "$work/corpus" "$here/corpus" "$here/corpus-compiled" "$here/corpus-fastlz" \
   -artifact_prefix="$work/findings/" \
