@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, Union
 
 from ..core.errors import DecodeError
+from ..layers.files import read_at_most
 from .binary import is_binary_resource, read_binary
 from .model import ResourceFile
 from .scan import Finding, scan
@@ -41,9 +42,9 @@ def _read_source(source: Source, max_size: int) -> tuple[bytes, Path | None]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         with open(path, "rb") as f:
-            data = f.read(max_size + 1)
+            data = read_at_most(f, max_size + 1)
     else:
-        path, data = None, source.read(max_size + 1)
+        path, data = None, read_at_most(source, max_size + 1)
     if len(data) > max_size:
         raise DecodeError(max_size, f"the file is larger than max_size ({max_size} bytes)")
     return data, path

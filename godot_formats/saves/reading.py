@@ -47,6 +47,7 @@ from ..core.errors import (
 )
 from ..core.keys import same_value
 from ..layers.base64form import sniff_base64
+from ..layers.files import read_at_most
 from ..layers.framing import MAX_FRAME_LENGTH, PREFIX_SIZE, FramingError, scan_frames
 from .detection import (
     LOST,
@@ -316,9 +317,9 @@ def read_bounded(file: FileLike, max_size: int = DEFAULT_MAX_FILE_SIZE, *,
             size = os.fstat(f.fileno()).st_size
             if size > max_size:
                 raise DecodeError(0, f"the file is {size} bytes, over max_size={max_size}")
-            data = f.read(max_size + 1)
+            data = read_at_most(f, max_size + 1)
     elif hasattr(file, "read"):
-        data = file.read(max_size + 1)
+        data = read_at_most(file, max_size + 1)
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError("a binary file object is needed")
         data = bytes(data)
