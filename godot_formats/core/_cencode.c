@@ -171,7 +171,6 @@ static int out_grow(Out *o, size_t need)
     o->base = PyBytes_AS_STRING(o->heap);
     o->p = o->base + used;
     o->end = o->base + new_cap;
-    advise_huge_pages(o->base, new_cap);
     return 0;
 }
 
