@@ -13,6 +13,7 @@ import enum
 import gc
 import math
 import os
+import pickle
 import struct
 import sys
 import weakref
@@ -661,19 +662,41 @@ def _byte_arrays(blocks: list[bytes]) -> bytes:
     return b"".join(out)
 
 
-@pytest.mark.parametrize("blocks", [
-    [b"ab"],  # the stack buffer
-    [bytes(range(256)) * 20],  # grown to the size of its one block: nothing left over
-    *([bytes(range(100)) * 1] * m for m in range(2900, 3700, 37)),  # grown buffers, each way of finishing
-    [bytes([7]) * (12 << 20)] * 3,  # a 48 MiB buffer with 36 MiB used: shrunk in place
-])
-def test_every_way_the_output_buffer_finishes_gives_the_same_bytes(blocks: list[bytes]) -> None:
-    # out_finish keeps a small leftover (its size set), copies into an object of the exact size
-    # (up to 32 MiB), or shrinks a larger buffer in place: each result is an ordinary bytes object.
+def _leftover(value: Any) -> tuple[bytes, int]:
+    """``gf.dumps(value, "godot3")`` and the bytes its result holds beyond its length (traced
+    allocation minus ``sys.getsizeof``): a leftover kept in the buffer, or 0 for an exact object."""
+    import tracemalloc
+
     import godot_formats as gf
 
+    gf.dumps(value, "godot3")  # the codec and its caches made before tracing
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        got = gf.dumps(value, "godot3")
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    return got, held - sys.getsizeof(got)
+
+
+@pytest.mark.parametrize(("blocks", "kept"), [
+    ([b"ab"], False),  # the stack buffer
+    ([bytes(range(256)) * 20], False),  # grown to the size of its one block: nothing left over
+    *(([bytes(range(100))] * m, False) for m in range(2900, 3700, 37)),  # over an eighth left: copied
+    *(([bytes(range(100)) * 10] * m, True) for m in (8, 15, 29, 57, 64, 120)),  # at most an eighth: kept
+    ([bytes([7]) * (12 << 20)] * 3, False),  # a 48 MiB buffer with 36 MiB used: shrunk in place
+])
+def test_every_way_the_output_buffer_finishes_gives_the_same_bytes(blocks: list[bytes], kept: bool) -> None:
+    # out_finish keeps a small leftover (its size set), copies into an object of the exact size
+    # (up to 32 MiB), or shrinks a larger buffer in place: each result is an ordinary bytes object.
     expected = _byte_arrays(blocks)
-    got = gf.dumps(blocks, "godot3")
+    got, leftover = _leftover(blocks)
     assert type(got) is bytes and len(got) == len(expected)
     assert got == expected and hash(got) == hash(expected)
     assert bytes(memoryview(got)) == expected and (got + b"!")[-1:] == b"!"
+    assert pickle.loads(pickle.dumps(got, 5)) == expected
+    if kept:
+        assert 0 < leftover <= (len(got) + leftover) // 8 + 64
+    else:
+        assert leftover == 0

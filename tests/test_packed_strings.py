@@ -126,6 +126,7 @@ def test_tolist_gives_a_new_list_each_time_and_leaves_the_array_as_it_was(dialec
     first = value.tolist()
     second = value.tolist()
     assert type(first) is list and first == second == ["ab", "", "abc", "abcd"] and first is not second
+    assert value._items is None  # nothing kept: the strings went into the lists alone
     first.append("zz")
     first[0] = "q"
     assert value.tolist() == ["ab", "", "abc", "abcd"] and len(value) == 4

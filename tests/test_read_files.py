@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -42,28 +43,12 @@ def test_never_more_than_the_limit(path: Path, limit: int) -> None:
         assert read_at_most(f, limit) == DATA[:limit]
 
 
-class _Grows:
-    """A file whose fstat says it holds ``said`` bytes and whose reads give ``data``: one that grew
-    between the two."""
-
-    def __init__(self, real: Any, data: bytes) -> None:
-        self._real, self._data = real, io.BytesIO(data)
-
-    def fileno(self) -> int:
-        return int(self._real.fileno())
-
-    def tell(self) -> int:
-        return self._data.tell()
-
-    def read(self, n: int) -> bytes:
-        return self._data.read(n)
-
-
-@pytest.mark.parametrize("limit", [len(DATA) * 2, len(DATA) * 5])
+@pytest.mark.parametrize("limit", [len(DATA) // 2, len(DATA) - 1, len(DATA), len(DATA) * 2])
 def test_a_file_that_grew_after_its_size_was_asked_is_read_to_its_end_or_the_limit(path: Path, limit: int) -> None:
-    more = DATA * 3
-    with open(path, "rb") as real:
-        assert read_at_most(_Grows(real, more), limit) == more[:limit]  # type: ignore[arg-type]
+    # fstat says 100 bytes; the file holds more by the time it is read.
+    small = os.stat_result((0o100644, 0, 0, 1, 0, 0, 100, 0, 0, 0))
+    with open(path, "rb") as f, mock.patch("godot_formats.layers.files.os.fstat", return_value=small):
+        assert read_at_most(f, limit) == DATA[:limit]
 
 
 def test_a_pipe_and_an_object_without_a_file_number_are_read_up_to_the_limit() -> None:
@@ -75,6 +60,34 @@ def test_a_pipe_and_an_object_without_a_file_number_are_read_up_to_the_limit() -
     with os.fdopen(r, "rb") as f:
         assert read_at_most(f, 1 << 30) == DATA
     writer.join()
+
+
+def test_an_empty_file_and_one_read_to_its_end_ask_for_a_byte(path: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    with open(empty, "rb") as f:
+        assert read_at_most(f, 1 << 30) == b""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        assert read_at_most(f, 1 << 30) == b""
+        f.seek(len(DATA) + 100)  # past its end
+        assert read_at_most(f, 1 << 30) == b""
+
+
+def test_other_file_objects_are_only_asked_to_read() -> None:
+    # Their fileno() and tell() are not called: a SpooledTemporaryFile would move itself to disk,
+    # and an object's own fileno() may return or raise anything.
+    spooled = tempfile.SpooledTemporaryFile(max_size=1 << 20)
+    spooled.write(DATA)
+    spooled.seek(0)
+    assert read_at_most(spooled, 1 << 30) == DATA  # type: ignore[arg-type]
+    assert not spooled._rolled  # type: ignore[attr-defined]  # still in memory
+    odd = mock.Mock()
+    odd.read.side_effect = lambda n: DATA[:n]
+    odd.fileno.side_effect = RuntimeError("no file number here")
+    assert read_at_most(odd, 100) == DATA[:100]
+    odd.fileno.assert_not_called()
+    assert gf.open(io.BytesIO(gf.dumps({"a": 1}, "godot3")), dialect="godot3").values == [{"a": 1}]
 
 
 def test_gf_open_and_open_resource_read_through_it(path: Path, tmp_path: Path) -> None:

@@ -48,7 +48,8 @@
 /* Bytes written on the C stack before the first heap buffer: a small message costs one
  * allocation, the result itself. */
 #define SMALL_OUT 1024
-/* The largest buffer out_finish copies out of rather than shrinking (glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64 bits). */
+/* The largest buffer out_finish copies out of, or keeps a leftover in, rather than shrinking it
+ * in place (glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64 bits). */
 #define COPY_OUT_MAX ((Py_ssize_t)32 << 20)
 
 /* A count or byte length is a u32 on the wire. */
@@ -186,7 +187,9 @@ static int out_grow(Out *o, size_t need)
  * already mapped.  Shrunk in place, the buffer freed is always smaller than the one the next call
  * grows to, and every call maps fresh pages: a 2.4 MB result faulted in all of its 587 pages each
  * time, half of the encode's time (msgspec, which never shrinks in place, faulted none).  A
- * leftover of at most an eighth is kept in the object (its size set), not copied. */
+ * leftover of at most an eighth is kept in the object (its size set), not copied: memory that
+ * sys.getsizeof does not show, so only up to 32 MiB (above, glibc maps every buffer anyway, and
+ * shrinking in place is an mremap). */
 static PyObject *out_finish(Out *o)
 {
     Py_ssize_t used = (Py_ssize_t)(o->p - o->base), cap = (Py_ssize_t)(o->end - o->base);
@@ -196,7 +199,7 @@ static PyObject *out_finish(Out *o)
         return PyBytes_FromStringAndSize(o->small, used);
     result = o->heap;
     o->heap = NULL;
-    if (cap - used <= cap / 8) {
+    if (cap - used <= cap / 8 && cap <= COPY_OUT_MAX) {
         Py_SET_SIZE(result, used);
         PyBytes_AS_STRING(result)[used] = '\0';
         return result;

@@ -160,19 +160,27 @@ def create_atomic(dest: Path, data: bytes, mode: int) -> None:
 def read_at_most(f: IO[bytes], limit: int) -> bytes:
     """At most ``limit`` bytes of ``f``, from where it stands to its end.
 
-    A file that says its size (``fstat``) is asked for that much and a byte more (to see that it has
-    not grown), not for ``limit``: a buffered ``read(n)`` allocates ``n`` bytes first and shrinks them
-    to what it got, and glibc then maps that buffer afresh on every call (a 5 MB save read in 2.4 ms,
-    a page fault for every 4 KiB of it, each time; sized, 0.2 ms once warm).  Anything else (a pipe,
-    a device, an object without a file number) is read up to ``limit``.
+    A file opened by ``open()`` is asked for what ``fstat`` says is left and a byte more (to see that
+    it has not grown), not for ``limit``: a buffered ``read(n)`` allocates ``n`` bytes first and shrinks
+    them to what it got, and glibc then maps that buffer afresh on every call (a 5 MB save read in
+    2.4 ms, a page fault for every 4 KiB of it, each time; sized, 0.2 ms once warm).  Any other
+    object is only asked to ``read(limit)``: its ``fileno()`` may do work of its own (a
+    ``SpooledTemporaryFile`` moves to disk) or fail in ways of its own.
     """
+    if not isinstance(f, _OPENED):
+        return f.read(limit)
     try:
         left = os.fstat(f.fileno()).st_size - f.tell()
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        left = 0
-    if not 0 < left < limit:
+    except (OSError, ValueError):  # a pipe or a socket (no position), a closed file
+        return f.read(limit)
+    if not 0 <= left < limit:
         return f.read(limit)
     data = f.read(left + 1)
-    if len(data) <= left:
+    if data is None or len(data) <= left:  # None: a non-blocking file with nothing to read yet
         return data
-    return data + f.read(limit - len(data))  # it grew while being read: the rest, up to the limit
+    return data + (f.read(limit - len(data)) or b"")  # it grew while being read (or says 0: /proc)
+
+
+#: What ``open(path, "rb")`` (buffered or not, or "r+b") returns: files whose fstat and tell mean
+#: what read_at_most takes them to mean.
+_OPENED = (io.FileIO, io.BufferedReader, io.BufferedRandom)
