@@ -187,6 +187,26 @@ def test_one_folder_named_twice_through_a_symlink_is_converted_once(tmp_path: Pa
                                        "2 file(s): 1 converted, 0 unchanged, 0 failed, 1 skipped"]
 
 
+def test_the_root_folder_s_outputs_sit_straight_in_the_out_dir_and_a_clash_names_the_first(tmp_path: Path) -> None:
+    # "/" has no name: its files' outputs are OUT/<path> (no OUT/<name>/), so an output through a
+    # symlink that meets one of them names that file from its path alone (it was a KeyError).
+    out = tmp_path / "OUT"
+    (out / "x").mkdir(parents=True)
+    (out / "y").symlink_to(out / "x")
+    checks = convert_command.Destinations(out, ["/"])
+    first = convert_command.Job(Path("/x/a.sav"), "/x/a.sav", out / "x" / "a.sav")
+    assert checks.check(first) is first
+    second = checks.check(convert_command.Job(Path("/y/a.sav"), "/y/a.sav", out / "y" / "a.sav"))
+    assert second.refused == convert_command.Outcome(
+        "failed", f"{out / 'y' / 'a.sav'} is also the output of /x/a.sav, listed first; nothing written "
+                  "(convert them to different places)")
+    # A named folder's outputs still name their folder's file.
+    named = convert_command.Destinations(out, [str(tmp_path / "x")])
+    assert named.check(convert_command.Job(tmp_path / "x" / "a.sav", "x/a.sav", out / "x" / "a.sav")).refused is None
+    clash = named.check(convert_command.Job(tmp_path / "z" / "a.sav", "z/a.sav", out / "y" / "a.sav"))
+    assert clash.refused is not None and f"the output of {tmp_path / 'x' / 'a.sav'}," in clash.refused.detail
+
+
 def test_an_output_resolving_outside_the_out_dir_is_refused_as_listed(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:

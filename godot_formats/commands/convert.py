@@ -360,8 +360,11 @@ class Destinations:
             self.straight.add(digest)
             return None
         if digest in self.straight:  # the output of OUT/<name>/<path>: the file <name's folder>/<path>
-            name, *path = real.relative_to(self.out_real).parts
-            source = self.folders[name].joinpath(*path)
+            name, *path = parts = real.relative_to(self.out_real).parts
+            if name in self.folders:
+                source = self.folders[name].joinpath(*path)
+            else:  # the folder with no name, "/": its outputs are OUT/<path>
+                source = self.folders[""].joinpath(*parts)
             return os.path.realpath(source), str(source)
         self.linked[key] = mine
         return None
