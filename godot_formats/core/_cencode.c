@@ -199,13 +199,14 @@ static PyObject *out_finish(Out *o)
         return PyBytes_FromStringAndSize(o->small, used);
     result = o->heap;
     o->heap = NULL;
-    if (cap - used <= cap / 8 && cap <= COPY_OUT_MAX) {
-        Py_SET_SIZE(result, used);
-        PyBytes_AS_STRING(result)[used] = '\0';
-        return result;
-    }
     if (cap <= COPY_OUT_MAX) {
-        PyObject *exact = PyBytes_FromStringAndSize(PyBytes_AS_STRING(result), used);
+        PyObject *exact;
+        if (cap - used <= cap / 8) {
+            Py_SET_SIZE(result, used);
+            PyBytes_AS_STRING(result)[used] = '\0';
+            return result;
+        }
+        exact = PyBytes_FromStringAndSize(PyBytes_AS_STRING(result), used);
         Py_DECREF(result);
         return exact;
     }
