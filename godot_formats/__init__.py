@@ -30,7 +30,7 @@ from .core.dialects import Dialect, dialect_names, get_dialect
 from .core.errors import ConversionError, DecodeError, EncodeError, GodotFormatsError
 from .core.types import *  # noqa: F401,F403  (the value model is part of the public API)
 from .core.version import __version__ as __version__
-from .resources import ExtResource, Resource, ResourceFile, open_resource, scan_resource
+from .resources import ExtResource, Resource, ResourceFile, open_resource, scan_file, scan_resource
 from .saves.conversion import Loss, convert, convert_value, convert_with_report
 from .saves.detection import Candidate, detect, is_ambiguous
 from .saves.fileaccess import FileAccess
@@ -44,7 +44,8 @@ __all__ = [
     "Decoder", "Encoder", "DecodeError", "EncodeError", "ConversionError", "GodotFormatsError",
     "Loss", "DEFAULT_DIALECT", "to_text", "from_text", "convert", "convert_value", "convert_with_report",
     "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError",
-    "StreamPeerBuffer", "FileAccess", "backend", "open_resource", "scan_resource", "ResourceFile", "Resource",
+    "StreamPeerBuffer", "FileAccess", "backend", "open_resource", "scan_resource", "scan_file", "ResourceFile",
+    "Resource",
     "ExtResource", *types.__all__,
 ]
 

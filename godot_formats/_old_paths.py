@@ -26,7 +26,7 @@ MOVED: dict[str, str] = {
     **dict.fromkeys(("framing", "files", "fastlz", "compression", "encryption", "base64form", "project_settings"),
                     "layers"),
     **dict.fromkeys(("primitives", "streampeer", "stream"), "streams"),
-    **dict.fromkeys(("text", "jsonform", "explain", "safety"), "views"),
+    **dict.fromkeys(("text", "jsonform", "explain"), "views"),
     **dict.fromkeys(("detection", "reading", "conversion", "savefile", "fileaccess"), "saves"),
 }
 PACKAGE = __name__.rpartition(".")[0]

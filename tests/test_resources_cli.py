@@ -32,9 +32,9 @@ def test_scan_prints_one_line_per_finding_and_exits_1(capsys: pytest.CaptureFixt
 def test_scan_names_a_file_it_cannot_read_and_goes_on(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
     bad = RESOURCES / "godot3" / "save_data.gd"
     clean = RESOURCES / "godot3" / "save.res"
-    assert main(["scan", str(bad), str(clean)]) == 1
+    assert main(["scan", str(bad), str(clean)]) == 2  # never called clean
     err = capsys.readouterr().err
-    assert str(bad) in err and "not a resource file" in err
+    assert str(bad) in err and "cannot be scanned" in err and "not a resource file" in err
 
 
 def test_a_scan_never_runs_the_engine_or_the_code() -> None:

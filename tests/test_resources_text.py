@@ -234,11 +234,14 @@ def test_what_a_hand_made_file_says_beyond_the_model_is_kept() -> None:
     assert b'uid="uid://1"' in write_text(rf)
 
 
-def test_blank_lines_comments_and_line_ends_are_the_engines_once_written() -> None:
+def test_comments_are_dropped_with_a_note_and_crlf_line_ends_kept() -> None:
     data = b'[gd_resource type="Resource" format=3]\r\n; a comment\r\n\r\n[resource]\r\nb = 1 ; why\r\n'
     rf = read_text(data)
     assert rf.main.properties == {"b": 1} and any("comment" in n for n in rf.notes)
-    assert write_text(rf) == b'[gd_resource type="Resource" format=3]\n\n[resource]\nb = 1\n'
+    assert write_text(rf) == b'[gd_resource type="Resource" format=3]\r\n\r\n[resource]\r\nb = 1\r\n'
+    text = b'[gd_resource type="Resource" format=3]\r\n\r\n[resource]\r\ns = "a\r\nb"\r\n'
+    rf = read_text(text)  # a string's own line end is the engine's value: "a\r\nb", as it reads it
+    assert rf.main.properties == {"s": "a\r\nb"} and write_text(rf) == text
 
 
 def test_references_nested_and_typed() -> None:

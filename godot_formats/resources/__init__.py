@@ -13,9 +13,9 @@ from __future__ import annotations
 from . import conversion as conversion  # registers the converter with the model
 from .binary import read_binary, write_binary
 from .model import ExtResource, Resource, ResourceFile
-from .opening import open_resource, resource_form, scan_resource
+from .opening import open_resource, resource_form, scan_file, scan_resource
 from .scan import Finding, scan
 from .text import read_text
 
-__all__ = ["ExtResource", "Resource", "ResourceFile", "open_resource", "scan_resource", "resource_form", "Finding",
-           "scan", "read_binary", "write_binary", "read_text"]
+__all__ = ["ExtResource", "Resource", "ResourceFile", "open_resource", "scan_resource", "scan_file", "resource_form",
+           "Finding", "scan", "read_binary", "write_binary", "read_text"]

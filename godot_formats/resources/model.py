@@ -24,20 +24,15 @@ from ..core.errors import EncodeError
 from ..layers.files import save_to
 
 __all__ = ["ExtResource", "Resource", "ResourceFile", "WRITERS", "FORMATS", "FORM_BY_SUFFIX", "form_for_path",
-           "SCRIPT_CLASSES", "embedded_scripts", "values_in", "holds", "holds_reference"]
-
-#: Classes whose resources are code (:mod:`.scan` reports them; ``to_bytes`` writes them only when
-#: asked to).
-SCRIPT_CLASSES = frozenset({
-    "Script", "GDScript", "CSharpScript", "NativeScript", "PluginScript", "VisualScript", "ScriptExtension",
-    "GDNativeLibrary", "GDExtension", "EditorScript", "GDScriptNativeClass",
-})
+           "values_in", "holds", "holds_reference"]
 
 #: The forms a resource file is written in, each with its writer (registered by :mod:`.binary` and
 #: :mod:`.text`, which import this module: the model knows the writers only by this table).
 WRITERS: dict[str, Callable[..., bytes]] = {}
 #: The converter between engine versions (:func:`.conversion.convert_resource`, registered there).
 CONVERTERS: list[Callable[..., Any]] = []
+#: The code scanner (:func:`.scan.scan`, registered there), which gates the writers.
+SCANNERS: list[Callable[[ResourceFile], list[Any]]] = []
 FORMATS = ("binary", "text")
 
 #: The form a file name asks for, as the engine's ResourceSaver chooses its saver by extension
@@ -74,11 +69,6 @@ def holds(value: Any, classes: type | tuple[type, ...]) -> bool:
 def holds_reference(value: Any) -> bool:
     """Whether ``value`` is, or holds, a reference to a resource (of this file or another)."""
     return holds(value, (Resource, ExtResource))
-
-
-def embedded_scripts(rf: ResourceFile) -> list[Resource]:
-    """The resources of ``rf`` that are scripts (a script class, or one holding ``script/source``)."""
-    return [res for res in (*rf.resources, rf.main) if res.type in SCRIPT_CLASSES or "script/source" in res.properties]
 
 
 @attrs.define(eq=False)
@@ -164,12 +154,14 @@ class ResourceFile:
         form = format or self.format
         if form not in WRITERS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {form!r}")
-        scripts = embedded_scripts(self)
-        if scripts and not allow_scripts:
-            where = ", ".join(str(res.id or "the main resource") for res in scripts)
-            raise EncodeError(f"the file embeds a script ({where}): loading it in Godot runs it; pass "
-                              "allow_scripts=True (--allow-scripts) to write it anyway (it is copied as it is, "
-                              "never run)")
+        if not allow_scripts:
+            found = SCANNERS[0](self)
+            if found:
+                more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+                shown = "; ".join(str(f) for f in found[:3]) + more
+                raise EncodeError(f"the file carries code, which Godot runs when it loads it: {shown}; pass "
+                                  "allow_scripts=True (--allow-scripts) to write it anyway (it is copied as it is, "
+                                  "never run)")
         rf: ResourceFile = self
         losses: list[Any] = []
         if dialect is not None:

@@ -1,37 +1,57 @@
-"""``open_resource``: a resource file from a path or bytes, in whichever form it is.
+"""``open_resource``: a resource file from a path or bytes, in whichever form it is; and
+``scan_file``, the scanner's one door for every file a game reads.
 
 The form is told by the first bytes, as the engine's loaders do: ``RSRC``/``RSCC`` is binary,
-``[gd_resource`` text.  A ``[gd_scene`` file is refused by name (scenes are not in scope yet).
+``[gd_resource`` text, after whatever the engines' tokenizer skips before it (every character up
+to a space, ``;`` comments, and a byte order mark, which both engines refuse but a later one may
+not: read all the same).  A ``[gd_scene`` file is refused by name (scenes are not in scope yet).
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections import deque
 from pathlib import Path
-from typing import IO, Union
+from typing import IO, Any, Union
 
-from ..core.errors import DecodeError
+from ..core.classdb import is_script_path
+from ..core.errors import (
+    AmbiguousDialectError,
+    DecodeError,
+    GodotFormatsError,
+    PasswordRequiredError,
+    ResourceFormatError,
+    WrongPasswordError,
+)
 from ..layers.files import read_at_most
 from .binary import is_binary_resource, read_binary
+from .configtext import looks_like_config_text, read_config_text
 from .model import ResourceFile
-from .scan import Finding, scan
+from .scan import Finding, Walk, walk_file
 from .text import read_text
 
-__all__ = ["open_resource", "scan_resource", "resource_form"]
+__all__ = ["open_resource", "scan_resource", "scan_file", "resource_form"]
 
 #: The largest file read (a save of this size is far beyond any game's).
 DEFAULT_MAX_SIZE = 256 * 1024 * 1024
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
 
 
+#: What the engines' tokenizer passes over before a text resource's first tag (every byte up to a
+#: space, ``;`` comments to the end of their line), after an optional byte order mark.
+_LEADING = re.compile(rb"(?:\xef\xbb\xbf)?(?:[\x00-\x20]+|;[^\n]*)*")
+
+
 def resource_form(data: bytes) -> str | None:
-    """"binary", "text", "scene" or None (not a resource file), from the first bytes."""
+    """"binary", "text", "scene" or None (not a resource file), from the first bytes (after any
+    number of blank and comment lines, as the engines read them)."""
     if is_binary_resource(data):
         return "binary"
-    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if head.startswith(b"[gd_resource"):
+    at = _LEADING.match(data).end()  # type: ignore[union-attr]
+    if data.startswith(b"[gd_resource", at):
         return "text"
-    if head.startswith(b"[gd_scene"):
+    if data.startswith(b"[gd_scene", at):
         return "scene"
     return None
 
@@ -68,7 +88,111 @@ def open_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_ratio
     return rf
 
 
-def scan_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE) -> list[Finding]:
+def scan_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE,
+                  user_dir: str | os.PathLike[str] | None = None) -> list[Finding]:
     """What in the resource file at ``source`` would run code when Godot loads it (empty: nothing).
-    See :mod:`godot_formats.resources.scan`."""
-    return scan(open_resource(source, max_size=max_size))
+    See :mod:`godot_formats.resources.scan`.  ``user_dir``: the folder ``user://`` stands for (the
+    game's user data folder): every file the scanned one references there is scanned too, and
+    every file those reference, each once.  A file that is not a resource raises."""
+    data, path = _read_source(source, max_size)
+    if resource_form(data) not in ("binary", "text"):
+        open_resource(data)  # raises, naming what the file is instead
+    return _scan_following(data, path, max_size=max_size, user_dir=user_dir, options={})
+
+
+def scan_file(source: Source, *, password: str | None = None, key: bytes | None = None,
+              max_size: int = DEFAULT_MAX_SIZE, user_dir: str | os.PathLike[str] | None = None) -> list[Finding]:
+    """What in the file at ``source`` would run code when a game loads it, whatever kind of file
+    it is: a resource save (``.tres``, ``.res``, compressed), ConfigFile text (``settings.cfg``,
+    ``project.godot``), or a save file of Variants (``store_var``, ``var_to_bytes``, encrypted with
+    ``password``/``key``, compressed, base64, ``project.binary``) read with full Objects.  Empty:
+    nothing was found.  A file none of these readers can read raises the reason: it is never
+    called clean.  ``user_dir`` as for :func:`scan_resource`."""
+    data, path = _read_source(source, max_size)
+    return _scan_following(data, path, max_size=max_size, user_dir=user_dir,
+                           options={"password": password, "key": key, "saves": True})
+
+
+def _walk(data: bytes, options: dict[str, Any], max_size: int) -> Walk:
+    """The scanner's walk over one file, read by the reader its first bytes name."""
+    if resource_form(data) in ("binary", "text", "scene") or not options.get("saves"):
+        return walk_file(open_resource(data, max_size=max_size))
+    walk = Walk()
+    if looks_like_config_text(data):
+        try:
+            entries = read_config_text(data)
+        except ResourceFormatError as e:
+            try:
+                walk.visit(_save_values(data, options, max_size), "record")  # base64 text looks alike
+            except GodotFormatsError:
+                raise e from None
+            return walk
+        for section, name, value in entries:
+            walk.visit(value, f"[{section}] {name}")
+        return walk
+    try:
+        values = _save_values(data, options, max_size)
+    except (PasswordRequiredError, WrongPasswordError):
+        raise  # a save, encrypted: the password is what is missing
+    except DecodeError as e:
+        raise DecodeError(e.offset, f"not a resource file, ConfigFile text or a save of Variants that godot-formats "
+                                f"reads (as a save: {e.reason})") from None
+    walk.visit(values, "record")
+    return walk
+
+
+def _save_values(data: bytes, options: dict[str, Any], max_size: int) -> list[Any]:
+    """The records of a save of Variants, read with full Objects; every reading of an ambiguous one."""
+    from ..saves.savefile import open as open_save  # the save reader is needed only for such a file
+
+    password, key = options.get("password"), options.get("key")
+    try:
+        return open_save(data, password=password, key=key, allow_objects=True, max_size=max_size).values
+    except AmbiguousDialectError as e:  # the scan is the union of every way the file reads
+        return [open_save(data, password=password, key=key, dialect=d, allow_objects=True, max_size=max_size).values
+                for d in dict.fromkeys(e.candidates)]
+
+
+def _resolve(ref: str, container: Path | None, user_dir: Path) -> Path | None:
+    """The file a reference names in ``user_dir``: ``user://x``, or a relative path beside a file
+    that is itself in ``user_dir``; None for any other reference, or one that climbs out."""
+    if ref.startswith("user://"):
+        target = user_dir / ref[len("user://"):].lstrip("/")
+    elif "://" not in ref and not ref.startswith(("/", "\\")) and ref[1:3] not in (":\\", ":/") and container:
+        target = container.parent / ref
+    else:
+        return None
+    target = Path(os.path.realpath(target))
+    return target if target.is_relative_to(user_dir) else None
+
+
+def _scan_following(data: bytes, path: Path | None, *, max_size: int, user_dir: Any,
+                    options: dict[str, Any]) -> list[Finding]:
+    """The findings of one file and, with ``user_dir``, of every file it reaches there (breadth first, each once)."""
+    walk = _walk(data, options, max_size)
+    found = list(walk.found)
+    if user_dir is None:
+        return found
+    root = Path(os.path.realpath(user_dir))
+    container = Path(os.path.realpath(path)) if path is not None else None
+    seen = {container} if container is not None else set()
+    queue: deque[tuple[Path | None, str, str, str | None]] = deque(
+        (container, ref, where, None) for ref, where in walk.references)
+    while queue:
+        container, ref, where, via = queue.popleft()
+        target = _resolve(ref, container, root)
+        if target is None or target in seen:
+            continue
+        seen.add(target)
+        name = "user://" + target.relative_to(root).as_posix()
+        try:
+            if is_script_path(ref):
+                continue  # a script: code by what it is, already found as such
+            inner = _walk(_read_source(target, max_size)[0], {}, max_size)
+        except (GodotFormatsError, OSError) as e:
+            found.append(Finding("reference-not-scanned", where, f"{name} ({target}) could not be scanned: "
+                                 f"{str(e)[:300]}", via))
+            continue
+        found.extend(Finding(f.kind, f.where, f.message, name) for f in inner.found)
+        queue.extend((target, r, w, name) for r, w in inner.references)
+    return found

@@ -1,97 +1,211 @@
-"""Does this resource file hold code?  Found by parsing, never by loading or matching text.
+"""Does this file hold code?  Found by parsing, never by loading or matching text.
 
 Loading a resource runs the scripts it embeds (``_init``, ``_static_init``, member initialisers:
-godot#98168, godot-proposals#4925), and a regular-expression scanner misses what hides in a
-compressed file, a nested sub-resource, or a reference to a script outside the project.  Here the
-file is parsed (:mod:`.binary`, :mod:`.text`) and every resource and every reference is looked
-at, whatever its depth:
+godot#98168, godot-proposals#4925), and everything it references is loaded with it: a second file
+an attacker dropped beside the save runs just the same.  A regular-expression scanner misses what
+hides in a compressed file, a nested sub-resource, an inline ``Object(...)`` or a reference inside
+a Dictionary.  Here the file is parsed (:mod:`.binary`, :mod:`.text`, :mod:`.configtext`, or the
+save-file reader) and **one walk** looks at every resource, every property and every element at any
+depth; the same walk gates the writers (``allow_scripts``) and the ``engine`` command.  What counts
+as code is stated once, in :mod:`godot_formats.core.classdb`.  The findings:
 
-- ``embedded-script``: a sub-resource (or the main resource) that is a script, or that holds
-  ``script/source``;
-- ``script-outside-project``: a reference to a script, scene or extension whose path is not
-  inside ``res://`` (``user://``, an absolute path, ``..``): the game would load code from there;
-- ``code-class``: a resource of a class that carries or loads code (a scene, an extension) in a
-  file that should only hold data.
+- ``embedded-script``: a resource or an inline ``Object(...)`` that is a script (a Script class, or
+  one holding ``script/source``): Godot compiles and runs it when it loads the file;
+- ``object-with-script``: an inline ``Object(...)`` with a ``script``: Godot makes the object and
+  runs that script's ``_init``;
+- ``script-outside-project`` / ``resource-outside-project``: a reference (``[ext_resource]``, a
+  ``Resource("...")`` literal, a typed container's script) to a path outside ``res://``
+  (``user://``, absolute, relative, another scheme, ``..``): Godot loads that file when it loads this
+  one, and runs whatever script it holds; a resource file can hold one as well as a script can;
+- ``code-class``: a resource or object of a class that loads or runs code (a scene, a native
+  library), or a reference to one inside ``res://``, in a file that should only hold data.
 
-An empty list means none was found.  This is the question users ask of a shared save; it is
-not an antivirus (a script the save points to inside ``res://`` is the game's own code).
+An empty list means none was found.  A file that cannot be read raises: it is never called clean.
+This is the question users ask of a shared save; it is not an antivirus (a script the save points
+to inside ``res://`` is the game's own code).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import attrs
 
-from .model import SCRIPT_CLASSES, ExtResource, Resource, ResourceFile, embedded_scripts, values_in
+from ..core import types as t
+from ..core.classdb import (
+    CODE_CLASSES,
+    CODE_EXTENSIONS,
+    SCRIPT_CLASSES,
+    SCRIPT_EXTENSIONS,
+    engine_name,
+    extension,
+    outside_project,
+)
+from ..core.errors import QUOTED, quoted
+from .model import SCANNERS, ExtResource, Resource, ResourceFile
 
-__all__ = ["Finding", "SCRIPT_CLASSES", "CODE_CLASSES", "scan", "embedded_scripts"]
-
-#: Classes that load code or nodes (a scene instantiates its scripts), which a data file does not need.
-CODE_CLASSES = frozenset({"PackedScene", "GDExtension", "GDNativeLibrary", "NativeScript"}) | SCRIPT_CLASSES
-#: Reference types that make the engine load code from their path.
-_LOADS_CODE = CODE_CLASSES | {"Script"}
+__all__ = ["Finding", "Walk", "scan", "scan_value", "walk_file"]
 
 
 @attrs.frozen
 class Finding:
-    """One reason the file may run code: ``kind`` (see the module docstring), ``where`` (which
-    resource or reference), and the sentence that explains it."""
+    """One reason a file may run code: ``kind`` (see the module docstring), ``where`` (which resource,
+    reference or value), the sentence that explains it, and ``file``: the file it was found in
+    when the scan followed a reference into another file (None: the file scanned)."""
 
     kind: str
     where: str
     message: str
+    file: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.where}: {self.message}"
+        inside = f"in {self.file}: " if self.file is not None else ""
+        return f"{self.kind}: {inside}{self.where}: {self.message}"
 
 
-def _where(res: Resource, rf: ResourceFile) -> str:
-    return "the main resource" if res is rf.main else f"sub-resource {res.id} ({res.type})"
+def _key_text(key: Any) -> str:
+    return quoted(key) if isinstance(key, str) else type(key).__name__
 
 
-def _outside(path: str) -> str | None:
-    """Why ``path`` is outside the project, or None."""
-    if not path.startswith("res://"):
-        return "is not inside res://" if "://" in path or path.startswith(("/", "\\")) or path[1:3] == ":\\" \
-            else "is a relative path, outside res://"
-    if ".." in path[6:].replace("\\", "/").split("/"):
-        return "climbs out of res:// with '..'"
-    return None
+def _name_text(name: Any) -> str:
+    return name if isinstance(name, str) and len(name) <= QUOTED and name.isprintable() else _key_text(name)
 
 
-def _references(value: Any) -> Iterator[ExtResource]:
-    """Every ExtResource inside ``value`` (old-style inline references included), in file order."""
-    return (v for v in values_in(value) if isinstance(v, ExtResource))
+def _class_of(value: Any) -> str:
+    """The class an engine would make for a resource or an inline Object, as Godot 3 reads the name."""
+    name = value.type if isinstance(value, Resource) else value.class_name
+    return engine_name(name) if isinstance(name, str) else ""
+
+
+def _properties(value: Any) -> dict[str, Any]:
+    """The properties of a resource or Object by the names an engine sets (cut at a NUL, as Godot 3)."""
+    return {engine_name(k) if isinstance(k, str) else k: v for k, v in value.properties.items()}
+
+
+#: What the walk looks into; every other value (numbers, strings, vectors, packed arrays) holds no code.
+_WALKED = (Resource, t.Object, t.Dictionary, dict, list, tuple)
+_HOLDERS = (ExtResource, *_WALKED)
+
+
+class Walk:
+    """The one walk over values: Resources of a file, inline Objects, Arrays and Dictionaries (typed
+    ones with their scripts), and every reference to another file, at any depth, without recursion,
+    each object once.  ``found`` holds the findings in the order met; ``references`` every path a
+    load of the value would load, with where it was (what :func:`~.opening.scan_resource` follows)."""
+
+    def __init__(self, listed: tuple[Resource, ...] = ()) -> None:
+        self.found: list[Finding] = []
+        self.references: list[tuple[str, str]] = []
+        self._seen: set[int] = set()
+        self._paths: set[str] = set()
+        self._listed = {id(res) for res in listed}
+
+    def reference(self, path: Any, type_name: str, where: str) -> None:
+        """A path that loading the value loads: flagged when it is outside ``res://`` or loads code."""
+        if not isinstance(path, str) or path in self._paths:
+            return  # each path is named once, where it is met first
+        self._paths.add(path)
+        self.references.append((path, where))
+        why = outside_project(path)
+        shown = f"{path!r:.200}"
+        if why is not None:
+            is_code = engine_name(type_name) in CODE_CLASSES or engine_name(type_name) == "Script" \
+                or extension(path) in CODE_EXTENSIONS
+            kind = "script-outside-project" if is_code else "resource-outside-project"
+            self.found.append(Finding(kind, where, f"the path {shown} {why}: Godot loads that file when it loads "
+                                                   "this one, and runs whatever script it holds"))
+        elif engine_name(type_name) in CODE_CLASSES - SCRIPT_CLASSES - {"Script"} \
+                or extension(path) in CODE_EXTENSIONS - SCRIPT_EXTENSIONS:
+            self.found.append(Finding("code-class", where, f"the path {shown} is a {type_name or 'file'} that "
+                                                           "loads code: a save that loads it instantiates its scripts"))
+
+    def _object(self, value: Any, where: str, inline: bool) -> None:
+        cls, props = _class_of(value), _properties(value)
+        what = "an inline Object" if inline else "a resource"
+        if cls in SCRIPT_CLASSES or "script/source" in props:
+            self.found.append(Finding("embedded-script", where, f"{what} of class {cls or '?'} that is a script "
+                                                                "embedded in the file: Godot compiles and runs it "
+                                                                "when it loads the file"))
+        elif cls in CODE_CLASSES:
+            self.found.append(Finding("code-class", where, f"{what} of class {cls}, which is not data: loading "
+                                                           "it loads or runs code"))
+        script = props.get("script")
+        if inline and script is not None:
+            if isinstance(script, str):  # Godot 4.3+ bytes: the script's path
+                self.reference(script, "Script", f"{where}.script")
+            self.found.append(Finding("object-with-script", f"{where}.script", "an inline Object with a script "
+                                      "attached: Godot makes the object and runs its script's _init"))
+
+    def _typed(self, value: Any, where: str) -> None:
+        kinds = [("element", value.element_type)] if isinstance(value, t.TypedArray) else \
+            [("key", value.key_type), ("value", value.value_type)]
+        for part, ct in kinds:
+            if ct is not None and ct.script is not None:
+                self.reference(ct.script, "Script", f"{where} ({part} type's script)")
+
+    def visit(self, value: Any, where: str, *, listed: bool = False) -> None:
+        """Walk ``value``, found at ``where``, and everything inside it.  ``listed``: ``value`` is
+        one of the file's own resources, walked under its own name (met elsewhere, it is only named)."""
+        stack: list[tuple[str, Any, bool]] = [(where, value, listed)]
+        while stack:
+            path, v, own = stack.pop()
+            stack.extend((p, x, False) for p, x in reversed(self._step(path, v, own)))
+
+    def _step(self, path: str, v: Any, own: bool) -> list[tuple[str, Any]]:
+        """Check one value; the values inside it, to walk next."""
+        if isinstance(v, ExtResource):
+            if id(v) not in self._seen:
+                self._seen.add(id(v))
+                self.reference(v.path, v.type, f"{path}: external resource {v.path!r:.200} ({v.type})")
+            return []
+        if not isinstance(v, _WALKED) or isinstance(v, t.Components):
+            return []
+        if id(v) in self._seen or (isinstance(v, Resource) and id(v) in self._listed and not own):
+            return []
+        self._seen.add(id(v))
+        if isinstance(v, (Resource, t.Object)):
+            self._object(v, path, inline=isinstance(v, t.Object))
+            return [(f"{path}.{_name_text(k)}", x) for k, x in v.properties.items() if isinstance(x, _HOLDERS)]
+        if isinstance(v, (t.TypedArray, t.TypedDictionary)):
+            self._typed(v, path)
+        if isinstance(v, (dict, t.Dictionary)):
+            inside: list[tuple[str, Any]] = []
+            for k, x in v.items():
+                if isinstance(k, _HOLDERS):
+                    inside.append((f"{path}<key {_key_text(k)}>", k))
+                if isinstance(x, _HOLDERS):
+                    inside.append((f"{path}[{_key_text(k)}]", x))
+            return inside
+        return [(f"{path}[{i}]", x) for i, x in enumerate(v) if isinstance(x, _HOLDERS)]
+
+
+def _label(res: Resource, rf: ResourceFile) -> str:
+    return "the main resource" if res is rf.main else f"sub-resource {res.id} ({_name_text(res.type)})"
+
+
+def walk_file(rf: ResourceFile) -> Walk:
+    """The walk over ``rf`` in file order: its external resources, then each resource with
+    everything its properties hold."""
+    listed = (*rf.resources, rf.main)
+    walk = Walk(listed)
+    for ext in rf.external:
+        walk.visit(ext, "[ext_resource]")
+    for res in listed:
+        walk.visit(res, _label(res, rf), listed=True)
+    return walk
 
 
 def scan(rf: ResourceFile) -> list[Finding]:
     """Every finding in ``rf``, in file order (empty: nothing that runs code was found)."""
-    found: list[Finding] = []
-    for res in embedded_scripts(rf):
-        found.append(Finding("embedded-script", _where(res, rf),
-                             f"a {res.type} embedded in the file: Godot runs it when it loads the file"))
-    seen: set[int] = set()
-    listed = {id(ref) for ref in rf.external}
-    references = list(rf.external)
-    for res in (*rf.resources, rf.main):
-        for value in res.properties.values():
-            references.extend(r for r in _references(value) if id(r) not in listed)
-    for ref in references:
-        if id(ref) in seen:
-            continue
-        seen.add(id(ref))
-        why = _outside(ref.path)
-        if why is not None and (ref.type in _LOADS_CODE or ref.path.endswith((".gd", ".cs", ".tscn", ".scn",
-                                                                              ".gdextension", ".gdns", ".so",
-                                                                              ".dll", ".dylib"))):
-            found.append(Finding("script-outside-project", f"external resource {ref.path!r} ({ref.type})",
-                                 f"the path {why}: Godot would load code from there"))
-    for res in (*rf.resources, rf.main):
-        if res.type in CODE_CLASSES - SCRIPT_CLASSES:
-            found.append(Finding("code-class", _where(res, rf), f"a {res.type} is not data: loading it runs code"))
-    for ref in rf.external:
-        if ref.type in CODE_CLASSES - SCRIPT_CLASSES - {"Script"} and _outside(ref.path) is None:
-            found.append(Finding("code-class", f"external resource {ref.path!r} ({ref.type})",
-                                 f"a save that loads a {ref.type} instantiates its scripts"))
-    return found
+    return walk_file(rf).found
+
+
+def scan_value(value: Any, *, where: str = "<value>") -> list[Finding]:
+    """Every finding in a value (a decoded Variant, a ConfigFile value, a resource's property):
+    what a real engine would run if it made the objects the value describes."""
+    walk = Walk()
+    walk.visit(value, where)
+    return walk.found
+
+
+SCANNERS.append(scan)

@@ -67,6 +67,7 @@ _LINE_END = re.compile(r"[ \t\r\f\v]*(;[^\n]*)?(?:\n|\Z)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BARE_NAME = re.compile(r'[^\x00-\x20=";]+')
 _MASK64 = (1 << 64) - 1
+_BARE_LF = re.compile(r"(?<!\r)\n")
 
 _Id = Union[int, str]
 
@@ -450,6 +451,7 @@ def read_text(data: bytes | str) -> ResourceFile:
     text, bom = _decode(data)
     rf = _Reader(text).read()
     rf.layout["bom"] = bom
+    rf.layout["crlf"] = "\n" in text and text.count("\n") == text.count("\r\n")
     return rf
 
 
@@ -637,7 +639,7 @@ def _property_name(name: Any) -> str:
     if not isinstance(name, str) or not name:
         raise EncodeError(f"a property name must be a non-empty string, not {name!r:.60}")
     if any(c in '=";[]' or not "!" <= c <= "~" for c in name):
-        return '"' + c_escape_multiline(name) + '"'
+        return '"' + c_escape_multiline(name).replace("\0", "\\u0000") + '"'  # a NUL ends an engine's string
     return name
 
 
@@ -854,6 +856,8 @@ class _Writer:
         text = "".join(out)
         if self.layout.get("final_newline") is False and text.endswith("\n"):
             text = text[:-1]
+        if self.layout.get("crlf") is True:  # every line end was CRLF (a checkout's autocrlf, an editor)
+            text = _BARE_LF.sub("\r\n", text)
         if self.layout.get("bom") is True:
             text = "\ufeff" + text
         try:
