@@ -12,8 +12,8 @@ containers, long and escaped strings, floats whose shortest text is long.
     python3 benchmarks/amplification.py --only deep_chains,wide_at_cap_nils --no-memory
     python3 benchmarks/amplification.py --json           # the numbers as JSON
 
-It times nothing and asserts nothing (tests/test_json.py, tests/test_explain.py and
-tests/test_cli_dump.py hold the bounds as tests).  The sizes are deterministic; the memory
+It times nothing and asserts nothing (tests/views/test_json.py, tests/views/test_explain.py and
+tests/cli/test_dump_load_explain.py hold the bounds as tests).  The sizes are deterministic; the memory
 figure depends a little on the Python version.  Run it with ``PYTHONPATH`` pointing at
 another checkout to compare versions (the views it calls exist in every version).
 """
@@ -33,12 +33,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import godot_formats as gf  # noqa: E402
-from godot_formats.explain import explain_fields, format_fields  # noqa: E402
-from godot_formats.jsonform import dumps_json  # noqa: E402
+from godot_formats.views.explain import explain_fields, format_fields  # noqa: E402
+from godot_formats.views.jsonform import dumps_json  # noqa: E402
 from godot_formats.views.tree import tree_lines  # noqa: E402
 
 try:  # streams its lines (newer versions); the CLI writes them as they come
-    from godot_formats.explain import format_lines
+    from godot_formats.views.explain import format_lines
 except ImportError:  # pragma: no cover - an older checkout
     def format_lines(fields: Iterable[Any], data: bytes, *, header: bool = True) -> Iterator[str]:
         yield format_fields(list(fields), data, header=header)

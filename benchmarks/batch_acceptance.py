@@ -20,7 +20,7 @@ reported, reruns the same command with ``--resume``, and checks that:
 It prints the CPU time of the process tree over the wall time of each run (above 1 when the pool
 used more than one core) and the machine's load; those are figures, not checks.  Exit status 0
 when every check holds, 1 otherwise (the failures are printed).  ``--json`` prints the figures and
-the failures as one JSON object, for tests/test_batch_acceptance.py.
+the failures as one JSON object, for tests/batch/test_kill_and_resume.py.
 """
 
 from __future__ import annotations

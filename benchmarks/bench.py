@@ -80,8 +80,8 @@ import scaling  # noqa: E402
 import wholefile  # noqa: E402
 
 import godot_formats as gf  # noqa: E402
-from godot_formats import codec as reference_codec  # noqa: E402
-from godot_formats import types as t  # noqa: E402
+from godot_formats.core import codec as reference_codec  # noqa: E402
+from godot_formats.core import types as t  # noqa: E402
 
 DIALECT = "godot3"
 GD_SCRIPT = HERE / "bench.gd"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from godot_formats import types as t
+from godot_formats.core import types as t
 
 __all__ = ["SMALL", "DICT_SIZE", "RECORDS", "dict_of", "records_of", "save_values", "live_heap", "heap_objects"]
 

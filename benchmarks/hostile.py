@@ -3,7 +3,7 @@
 Each shape is built at two sizes (the second 8x the first); for each operation the script
 prints microseconds per input byte and peak Python memory (tracemalloc) per input byte at
 both sizes, and the growth ratio of time (8.0 is linear; quadratic would be 64).  Nothing
-here is asserted: the test-suite counts work instead (tests/test_hostile.py, test_keys.py).
+here is asserted: the test-suite counts work instead (tests/hostile/test_untrusted_bytes.py, test_keys.py).
 
     python3 benchmarks/hostile.py            # every shape and operation
     python3 benchmarks/hostile.py --quick    # smaller sizes
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from strategies import floats_sharing_a_hash  # noqa: E402
 
 import godot_formats as gf  # noqa: E402
-from godot_formats import explain as explain_mod  # noqa: E402
 from godot_formats import jsonform  # noqa: E402
+from godot_formats.views import explain as explain_mod  # noqa: E402
 
 u = struct.Struct("<I").pack
 FLOAT64 = 3 | 1 << 16
@@ -101,7 +101,7 @@ def tiny_records(n: int) -> bytes:
 
 def empty_zstd_frames(n: int) -> bytes:
     """An open_compressed Zstd file whose one block is empty Zstd frames back to back (quadratic before)."""
-    from godot_formats.compression import ZSTD
+    from godot_formats.layers.compression import ZSTD
     frame = bytes.fromhex("28b52ffd2000010000")  # an empty frame with its content size
     block = frame * max(1, (n - 24) // len(frame))
     return b"GCPF" + u(ZSTD) + u(4096) + u(0) + u(len(block)) + block + b"GCPF"
@@ -109,7 +109,7 @@ def empty_zstd_frames(n: int) -> bytes:
 
 def fastlz_bomb(n: int) -> bytes:
     """An open_compressed FastLZ file that declares 4 KiB blocks of zeros, as many as its bytes allow."""
-    from godot_formats.compression import FASTLZ, compress
+    from godot_formats.layers.compression import FASTLZ, compress
     block = compress(bytes(4096), FASTLZ)
     count = max(1, (n - 20) // (len(block) + 4))
     sizes = b"".join(u(len(block)) for _ in range(count + 1))

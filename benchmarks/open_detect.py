@@ -8,7 +8,7 @@ opened ``--runs`` times each way, in turns; the fastest and the median of each a
 the ratio of the medians (the target, issue 21: at most 1.2).  The GC stays on; each call starts
 from a collected heap (``gc.collect()`` before it, outside the timing), since a decode's time with
 the GC on depends on the garbage the collector walks, which earlier calls leave.  The file is read
-once whatever the way (``godot_formats.reading``): the extra cost of detection is the other dialects
+once whatever the way (``godot_formats.saves.reading``): the extra cost of detection is the other dialects
 failing at their first record (a rarer sibling version is told apart by the decoder's marks, with
 no re-encoding: docs/detect.md).
 """
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import godot_formats as gf
-from godot_formats.framing import join_frames
+from godot_formats.layers.framing import join_frames
 
 
 def _records(dialect: str, n: int) -> bytes:
@@ -41,7 +41,7 @@ def _one_big(dialect: str, n: int) -> bytes:
 
 
 def _compressed(dialect: str, n: int) -> bytes:
-    from godot_formats.compression import ZSTD, GcpfInfo, write_gcpf
+    from godot_formats.layers.compression import ZSTD, GcpfInfo, write_gcpf
     return write_gcpf(_records(dialect, n), GcpfInfo(mode=ZSTD))
 
 

@@ -17,7 +17,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from godot_formats import types as t
+from godot_formats.core import types as t
 
 __all__ = ["INSTALL_HINT", "PLAIN_NOTE", "Peer", "available", "plain"]
 

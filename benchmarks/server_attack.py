@@ -38,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from godot_formats import stream
+from godot_formats.streams import stream
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "examples" / "asyncio_server.py"

@@ -40,7 +40,7 @@ from typing import Any, Callable
 import bench_values
 
 import godot_formats as gf
-from godot_formats import types as t
+from godot_formats.core import types as t
 from godot_formats.layers.compression import write_gcpf
 from godot_formats.layers.encryption import write_gdec
 from godot_formats.layers.framing import join_frames

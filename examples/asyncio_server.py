@@ -48,7 +48,7 @@ import time
 from typing import Any, Callable
 
 from godot_formats import DecodeError, EncodeError
-from godot_formats.stream import FramingError, decode_packet, dumps_framed, read_frame
+from godot_formats.streams.stream import FramingError, decode_packet, dumps_framed, read_frame
 
 log = logging.getLogger("godot_formats.example")
 

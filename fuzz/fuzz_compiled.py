@@ -19,7 +19,7 @@ seen too.  For every input, in seven dialects, with ``allow_objects`` off and on
 
 Anything else -- a sanitizer report, a segfault, a mismatch, any other exception -- is a
 finding that libFuzzer saves under ``-artifact_prefix``.  A finding becomes a regression test
-in tests/test_backends.py.  Replay one with: fuzz/run_compiled.sh replay FILE...
+in tests/core/test_backends_agree.py.  Replay one with: fuzz/run_compiled.sh replay FILE...
 """
 
 from __future__ import annotations
@@ -45,18 +45,19 @@ if PART not in ("all", "codec", "fastlz"):
 PYTHON_COVERAGE = os.environ.get("GF_FUZZ_PYTHON_COVERAGE", "") not in ("", "0")
 if NO_FUZZER or not PYTHON_COVERAGE:
     import godot_formats as gf
-    from godot_formats.codec import Decoder, Encoder
-    from godot_formats.dialects import get_dialect
-    from godot_formats.keys import same_value
+    from godot_formats.core.codec import Decoder, Encoder
+    from godot_formats.layers.compression import read_gcpf
+    from godot_formats.core.dialects import get_dialect
+    from godot_formats.core.keys import same_value
     from godot_formats.layers import fastlz
 if not NO_FUZZER:
     import atheris
 if not NO_FUZZER and PYTHON_COVERAGE:
     with atheris.instrument_imports(include=["godot_formats"]):
         import godot_formats as gf
-        from godot_formats.codec import Decoder, Encoder
-        from godot_formats.dialects import get_dialect
-        from godot_formats.keys import same_value
+        from godot_formats.core.codec import Decoder, Encoder
+        from godot_formats.core.dialects import get_dialect
+        from godot_formats.core.keys import same_value
         from godot_formats.layers import fastlz
 
 DIALECTS = ("godot4", "godot3", "godot4.0", "godot4-double", "godot3.0", "docs-godot4", "godot2")
@@ -327,7 +328,7 @@ def write_seeds() -> None:
             for size in sizes:
                 seeds.append(blob[pos : pos + size])
                 pos += size
-            seeds.append(gf.compression.read_gcpf(blob)[0])
+            seeds.append(read_gcpf(blob)[0])
     rng = random.Random(22)
     block = rng.randbytes(9000)
     seeds += [fastlz.reference_compress(block + block[:3000], 2), fastlz.reference_compress(bytes(3000), 2),

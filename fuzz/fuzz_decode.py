@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing of the decoder with atheris (libFuzzer for Python).
 
-Why: the property tests in tests/test_fuzz.py mutate the engine fixtures at
+Why: the property tests in tests/hostile/test_fuzz.py mutate the engine fixtures at
 random; this target lets libFuzzer steer the mutations with branch coverage of
 ``godot_formats`` itself, so it reaches the odd corners (typed containers,
 Object frames, NodePath flags ...) that random mutation rarely hits.
@@ -50,7 +50,7 @@ TOLERATED_ENCODE_ERRORS: dict[str, str] = {}
 #: Findings already reported and not fixed yet, so that a long run looks for new
 #: ones instead of rediscovering these: name -> predicate on (dialect, decoded
 #: value) for a failed check, and name -> predicate on the exception for one out
-#: of decode().  Each entry needs a failing regression test in tests/test_hostile.py
+#: of decode().  Each entry needs a failing regression test in tests/hostile/test_untrusted_bytes.py
 #: and its input in fuzz/crashes/.  GF_FUZZ_STRICT=1 ignores them (to confirm a fix).
 #: Empty: the three findings so far are fixed (fuzz/README.md).  The form of an entry
 #: that was here until the fix:  "psa-trailing-nul-in-docs-dialects": lambda d, v:
@@ -93,7 +93,7 @@ def _import_package() -> Any:
 
 
 gf = _import_package()
-from godot_formats.codec import Decoder, Encoder  # noqa: E402  (already imported, instrumented)
+from godot_formats.core.codec import Decoder, Encoder  # noqa: E402  (already imported, instrumented)
 
 PAIRS = [
     (name, allow, Decoder(gf.get_dialect(name), allow_objects=allow), Encoder(gf.get_dialect(name), full_objects=allow))

@@ -17,40 +17,56 @@ can be written in another.
 
 from __future__ import annotations
 
+import importlib as _importlib
 from typing import Any as _Any
 
 from . import _old_paths
-from .api import DEFAULT_DIALECT, decode, dump, dumps, load, loads
-from .core import types
-from .core.accel import BACKEND as backend
-from .core.codec import Decoder, Encoder
-from .core.codec import decoder_for as decoder_for
-from .core.codec import encoder_for as encoder_for
-from .core.dialects import Dialect, dialect_names, get_dialect
-from .core.errors import ConversionError, DecodeError, EncodeError, GodotFormatsError
-from .core.types import *  # noqa: F401,F403  (the value model is part of the public API)
 from .core.version import __version__ as __version__
-from .resources import ExtResource, Resource, ResourceFile, open_resource, scan_file, scan_resource
-from .saves.conversion import Loss, convert, convert_value, convert_with_report
-from .saves.detection import Candidate, detect, is_ambiguous
-from .saves.fileaccess import FileAccess
-from .saves.savefile import AmbiguousDialectError, SaveFile
-from .saves.savefile import open as open  # noqa: A004  (gf.open, as tarfile.open)
-from .streams.streampeer import StreamPeerBuffer
-from .views.text import from_text, to_text
 
-__all__ = [
-    "loads", "dumps", "load", "dump", "decode", "dialect_names", "get_dialect", "Dialect",
-    "Decoder", "Encoder", "DecodeError", "EncodeError", "ConversionError", "GodotFormatsError",
-    "Loss", "DEFAULT_DIALECT", "to_text", "from_text", "convert", "convert_value", "convert_with_report",
-    "detect", "is_ambiguous", "Candidate", "open", "SaveFile", "AmbiguousDialectError",
-    "StreamPeerBuffer", "FileAccess", "backend", "open_resource", "scan_resource", "scan_file", "ResourceFile",
-    "Resource",
-    "ExtResource", *types.__all__,
-]
+#: Every public name but the value model's: the module it comes from (and its name there, where
+#: that differs).  Each is imported when first used, so ``import godot_formats`` costs what a
+#: program uses: a command line call or a batch worker that never opens a save file never imports
+#: the save files' layers (cryptography), the resources, streams or text parsers, and ``--version``
+#: imports none of it.  The value model (``godot_formats.core.types``: ``Vector2`` ...) is exported
+#: whole, as ``from godot_formats.core.types import *`` would.
+_LAZY: dict[str, tuple[str, str]] = {
+    **{name: ("api", name) for name in ("loads", "dumps", "load", "dump", "decode", "DEFAULT_DIALECT")},
+    **{name: ("core.codec", name) for name in ("Decoder", "Encoder", "decoder_for", "encoder_for")},
+    **{name: ("core.dialects", name) for name in ("Dialect", "dialect_names", "get_dialect")},
+    **{name: ("core.errors", name) for name in ("ConversionError", "DecodeError", "EncodeError",
+                                                  "GodotFormatsError")},
+    "backend": ("core.accel", "BACKEND"),
+    "types": ("core", "types"),
+    **{name: ("resources", name) for name in ("ExtResource", "Resource", "ResourceFile", "open_resource",
+                                               "scan_file", "scan_resource")},
+    **{name: ("saves.conversion", name) for name in ("Loss", "convert", "convert_value", "convert_with_report")},
+    **{name: ("saves.detection", name) for name in ("Candidate", "detect", "is_ambiguous")},
+    "FileAccess": ("saves.fileaccess", "FileAccess"),
+    **{name: ("saves.savefile", name) for name in ("AmbiguousDialectError", "SaveFile", "open")},
+    "StreamPeerBuffer": ("streams.streampeer", "StreamPeerBuffer"),
+    **{name: ("views.text", name) for name in ("from_text", "to_text")},
+}
 
 _old_paths.install()  # godot_formats.codec and the other flat paths of 0.3 still import
 
 
+def _value_model() -> _Any:
+    return _importlib.import_module(f"{__name__}.core.types")
+
+
 def __getattr__(name: str) -> _Any:
-    return _old_paths.old_attribute(name)  # gf.codec, as the flat layout had it
+    if name == "__all__":  # from godot_formats import *
+        value: _Any = [n for n in _LAZY if n != "types"] + list(_value_model().__all__)
+    elif name in _LAZY:
+        module, attribute = _LAZY[name]
+        value = getattr(_importlib.import_module(f"{__name__}.{module}"), attribute)
+    elif not name.startswith("_") and name in _value_model().__all__:
+        value = getattr(_value_model(), name)
+    else:
+        return _old_paths.old_attribute(name)  # gf.codec, as the flat layout had it
+    globals()[name] = value  # once: the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_value_model().__all__})

@@ -1,6 +1,6 @@
-"""The import paths of the flat layout (0.3 and before), kept: ``godot_formats.codec`` is
-``godot_formats.core.codec``, the same module object, so old imports, pickles and monkeypatches
-keep working.
+"""The import paths of the flat layout (0.3 and before), kept until :data:`END`:
+``godot_formats.codec`` is ``godot_formats.core.codec``, the same module object, so old imports,
+pickles and monkeypatches keep working, each with a ``DeprecationWarning`` naming the new path.
 
 Why a finder and not a module per old name: the folders are the architecture (``ls`` shows the
 layers), and a file per old name would hide them again.  The finder is lazy (a module is imported
@@ -16,6 +16,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -30,6 +31,12 @@ MOVED: dict[str, str] = {
     **dict.fromkeys(("detection", "reading", "conversion", "savefile", "fileaccess"), "saves"),
 }
 PACKAGE = __name__.rpartition(".")[0]
+#: The release that removes the old paths (CHANGELOG.md says so too).
+END = "0.6.0"
+
+
+def _warn(old: str, new: str, stacklevel: int = 3) -> None:
+    warnings.warn(f"{old} is {new} since 0.4; the old path goes in {END}", DeprecationWarning, stacklevel=stacklevel)
 
 
 def new_name(name: str) -> str | None:
@@ -51,6 +58,7 @@ class _Alias(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        _warn(spec.name, self.target)
         return importlib.import_module(self.target)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -76,5 +84,6 @@ def install() -> None:
 def old_attribute(name: str) -> ModuleType:
     """``godot_formats.<old name>`` as an attribute (``gf.codec``), as the flat layout had it."""
     if name in MOVED:
-        return importlib.import_module(f"{PACKAGE}.{name}")
+        _warn(f"{PACKAGE}.{name}", f"{PACKAGE}.{MOVED[name]}.{name}", stacklevel=4)  # at gf.codec's line
+        return importlib.import_module(f"{PACKAGE}.{MOVED[name]}.{name}")
     raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}")

@@ -16,29 +16,35 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from .commands.common import EXIT_BAD_INPUT as EXIT_BAD_INPUT  # the commands' shared helpers, re-exported
-from .commands.common import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE
-from .commands.common import EXIT_USAGE as EXIT_USAGE
-from .commands.common import add_dialect_option as add_dialect_option
-from .commands.common import closed_pipe
-from .commands.common import internal_error as internal_error
-from .commands.common import one_line as one_line
-from .commands.common import os_error as os_error
-from .commands.common import printable as printable
-from .commands.common import read_input as read_input
-from .core.errors import GodotFormatsError
 from .core.version import __version__
-from .layers.files import TEMP_MARK as TEMP_MARK  # the commands' shared helpers, re-exported
-from .layers.files import is_temp_name as is_temp_name
-from .layers.files import write_atomic as write_atomic
-from .layers.files import write_target as write_target
+
+#: What this module re-exports of the commands' shared helpers (``tool.EXIT_USAGE`` ...), imported
+#: when first asked for: ``godot-formats --version`` imports neither them nor any command.
+_REEXPORTED = {
+    **dict.fromkeys(("EXIT_BAD_INPUT", "EXIT_BROKEN_PIPE", "EXIT_USAGE", "add_dialect_option", "closed_pipe",
+                     "internal_error", "one_line", "os_error", "printable", "read_input"), "commands.common"),
+    **dict.fromkeys(("TEMP_MARK", "is_temp_name", "write_atomic", "write_target"), "layers.files"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _REEXPORTED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__package__}.{_REEXPORTED[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 #: Subcommand modules in godot_formats.commands, in the order --help lists them.
 COMMANDS = ("dump", "load", "explain", "convert", "detect", "scan", "unwrap", "wrap", "edit", "set", "conformance",
             "engine")
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` just that command's part: a call names one command,
+    and importing the others' modules (save files, resources, engines, batch) would cost every call
+    their import time."""
     parser = argparse.ArgumentParser(
         prog="godot-formats",
         description="Inspect, edit, convert and detect Godot binary Variant data "
@@ -47,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         try:
             module = importlib.import_module(f".commands.{name}", __package__)
         except ModuleNotFoundError as e:
@@ -67,12 +73,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             sys.stdout.flush()  # what is still buffered fails here, inside the try, not at the interpreter's exit
     except BrokenPipeError:
+        from .commands.common import closed_pipe
+
         return closed_pipe()
 
 
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names first (None: options only, ``--help``, or a word that is not one)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:  # asked of every install and by scripts: no parser, no command module
+        print(f"godot-formats {__version__}")
+        return 0
+    from .commands.common import EXIT_BAD_INPUT, EXIT_USAGE, internal_error, os_error, printable
+    from .core.errors import GodotFormatsError
+
+    parser = build_parser(_command_named(words))
+    args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the engines of the tested batch recipes (examples/batch/, tests/test_batch_engines.py):
+# Install the engines of the tested batch recipes (examples/batch/, tests/batch/test_spark_and_ray.py):
 # pyspark (needs a Java 17+ runtime: Debian's openjdk-17-jre-headless) and Ray, with pandas and
 # pyarrow, into the current Python environment.  Without them those tests skip, naming the package.
 #

@@ -19,7 +19,7 @@ Two kinds of case, one JSON object a line (docs/conformance.md has the fields):
   Object, whose engine text is of the live Object, not of what the bytes hold), and encoded
   again it must be the engine's bytes.  A value that fails either check stops the build.
 * ``expect: "error"``: every input the engine refused (``malformed.jsonl``, ``hostile_counts.jsonl``,
-  ``deep_dictionary_keys.jsonl``), decided from the engine's record as tests/test_malformed.py
+  ``deep_dictionary_keys.jsonl``), decided from the engine's record as tests/hostile/test_malformed.py
   ``engine_verdict`` does, except the few refusals that depend on the engine's live state (its class
   database, the project's scripts) rather than on the bytes: ``STATEFUL_REFUSALS``.
 
@@ -83,7 +83,7 @@ def padding_ranges(data: bytes, dialect: str, objects: bool) -> list[list[int]]:
     """[start, end) ranges of NodePath name padding, found as tests/conftest.py node_path_pad_mask does:
     our encoding of the decoded value, written with two different padding bytes."""
     import godot_formats as gf
-    from godot_formats.codec import Encoder
+    from godot_formats.core.codec import Encoder
 
     class Marked(Encoder):
         node_path_padding = b"\xff"

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from godot_formats import dialect_names as gf_dialect_names
 from godot_formats import get_dialect
-from godot_formats import types as t
+from godot_formats.core import types as t
+from godot_formats.core.dialects import Dialect
 from godot_formats.core.registry import REGISTRY, Family, TypeSpec
 from godot_formats.core.switches import F32 as F32_KIND
 from godot_formats.core.switches import F64 as F64_KIND
 from godot_formats.core.switches import I32, I64, REAL, U8
 from godot_formats.core.types import INPUT_EVENT_PAYLOAD_WORDS, INPUT_EVENT_TYPES
-from godot_formats.dialects import Dialect
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 INT32 = st.integers(min_value=-(2**31), max_value=2**31 - 1)
@@ -164,7 +164,7 @@ def values(dialect: str | Dialect, max_leaves: int = 12) -> st.SearchStrategy[An
     return st.recursive(leaf, extend, max_leaves=max_leaves)
 
 
-# --- hostile shapes (issue 13): keys that nest, keys chosen to collide, NaN keys -------------
+# --- hostile shapes: keys that nest, keys chosen to collide, NaN keys -------------
 
 def floats_sharing_a_hash(h: int) -> list[float]:
     """Distinct floats x with hash(x) == h: Python hashes numbers without a random seed

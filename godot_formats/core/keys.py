@@ -17,7 +17,7 @@ Three properties matter for untrusted data, and each has one place here:
   collide in the ``dict`` that holds them (a tuple of numbers hashes with
   fixed arithmetic, and colliding floats multiply inside tuples).
 * **The engine's equality.**  Measured with Godot 3.2.3 and 4.6 (see
-  ``tests/test_keys.py``), the engines disagree about NaN and about
+  ``tests/core/test_dictionary_keys.py``), the engines disagree about NaN and about
   Dictionaries inside keys, so the rules are data (:class:`KeyRules`), one
   row per engine, carried by each dialect:
 
@@ -45,7 +45,6 @@ registers with :func:`holds_no_float` when none of its values holds a float.
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from collections.abc import Iterator, Mapping
 from itertools import chain
@@ -110,8 +109,16 @@ _NAN = b"fnan"
 _ZERO = b"f" + _pack_d(0.0)
 
 
+_blake2b: Any = None
+
+
 def _digest() -> Any:
-    return hashlib.blake2b(digest_size=20)
+    """A fresh BLAKE2b hasher; hashlib is imported on the first container key (it loads OpenSSL:
+    a tenth of ``import godot_formats``, which a program that never keys by a container skips)."""
+    global _blake2b
+    if _blake2b is None:
+        from hashlib import blake2b as _blake2b
+    return _blake2b(digest_size=20)
 
 
 def _float_id(x: float) -> bytes:

@@ -24,7 +24,7 @@ what the row says.  A row holds:
 Adding a type is its class, one row here (or ``register_type`` from a program) and its id in
 the dialects that have it: every table built from the rows is filled through
 :func:`for_each_row`, so the new row reaches all of them (docs/architecture.md, "Recipe: add a
-type"; tests/test_synthetic.py proves it with a Vector5 no engine has).
+type"; tests/core/test_new_type_and_dialect.py proves it with a Vector5 no engine has).
 """
 
 from __future__ import annotations

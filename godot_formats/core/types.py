@@ -1137,30 +1137,42 @@ _F32 = struct.Struct("<f")
 
 # --- repr without recursion ------------------------------------------------------
 
-def _repr_frame(value: Any) -> tuple[str, str, list[Any], bool] | None:
-    """How a container is shown: opening, closing, children, whether they come in key/value pairs."""
+def _repr_frame(value: Any) -> tuple[str, str, Iterable[Any], bool] | None:
+    """How a container is shown: opening, closing, its children (an iterable, walked only as far
+    as the text goes), whether they come in key/value pairs."""
     tp = type(value)
     if tp is list:
         return "[", "]", value, False
     if tp is dict:
-        return "{", "}", list(chain.from_iterable(value.items())), True
+        return "{", "}", chain.from_iterable(value.items()), True
     if isinstance(value, TypedArray):
-        return f"TypedArray({value.element_type!r}, [", "])", list(value), False
+        return f"TypedArray({value.element_type!r}, [", "])", value, False
     if isinstance(value, TypedDictionary):
         return (f"TypedDictionary({value.key_type!r}, {value.value_type!r}, {{", "})",
-                list(chain.from_iterable(value.items())), True)
+                chain.from_iterable(value.items()), True)
     if isinstance(value, Dictionary):
-        return "Dictionary({", "})", list(chain.from_iterable(value.items())), True
+        return "Dictionary({", "})", chain.from_iterable(value.items()), True
     if isinstance(value, Object):
         return (f"Object(class_name={value.class_name!r}, properties={{", "})",
-                list(chain.from_iterable(value.properties.items())), True)
+                chain.from_iterable(value.properties.items()), True)
     if isinstance(value, list):
-        return f"{tp.__name__}([", "])", list(value), False
+        return f"{tp.__name__}([", "])", value, False
     if isinstance(value, dict):
-        return f"{tp.__name__}({{", "})", list(chain.from_iterable(value.items())), True
+        return f"{tp.__name__}({{", "})", chain.from_iterable(value.items()), True
     if tp is tuple:
-        return "(", ",)" if len(value) == 1 else ")", list(value), False
+        return "(", ",)" if len(value) == 1 else ")", value, False
     return None
+
+
+def _shown(children: Iterable[Any], pairs: bool, closing: str, ident: int) -> Iterator[tuple[int, Any]]:
+    """What a container shows after its opening: its children and their separators, its closing,
+    then leaving it (0: a value to show, 1: text, 2: leave a container)."""
+    for i, child in enumerate(children):
+        if i:
+            yield 1, ": " if pairs and i % 2 else ", "
+        yield 0, child
+    yield 1, closing
+    yield 2, ident
 
 
 def value_repr(value: Any, limit: int | None = None) -> str:
@@ -1170,14 +1182,19 @@ def value_repr(value: Any, limit: int | None = None) -> str:
     limit, and a decoded value may nest 1025 levels.  A container met again
     inside itself shows as ``[...]``, as ``repr`` does.  With ``limit``, the text
     stops after about that many characters and ends with ``...`` (error
-    messages name a key without copying all of it).
+    messages name a key without copying all of it), and the value is walked
+    only that far: naming a key of a million elements costs what the limit does.
     """
     out: list[str] = []
     size = 0
     on_path: set[int] = set()
-    todo: list[tuple[int, Any]] = [(0, value)]  # 0: a value to show, 1: text, 2: leave a container
-    while todo:
-        what, item = todo.pop()
+    stack: list[Iterator[tuple[int, Any]]] = [iter(((0, value),))]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            continue
+        what, item = step
         if what == 1:
             text = item
         elif what == 2:
@@ -1192,12 +1209,7 @@ def value_repr(value: Any, limit: int | None = None) -> str:
             else:
                 opening, closing, children, pairs = frame
                 on_path.add(id(item))
-                todo.append((2, id(item)))
-                todo.append((1, closing))
-                for i in range(len(children) - 1, -1, -1):
-                    todo.append((0, children[i]))
-                    if i:
-                        todo.append((1, ": " if pairs and i % 2 else ", "))
+                stack.append(_shown(children, pairs, closing, id(item)))
                 text = opening
         out.append(text)
         size += len(text)

@@ -3,7 +3,7 @@
 
 Between releases it is the next release with ``.dev0`` (PEP 440), the version CHANGELOG.md's top
 section names "(unreleased)"; a release drops the suffix and dates that section
-(tests/test_cli_rubs.py checks that the three agree).
+(tests/cli/test_command_line_edges.py checks that the three agree).
 """
 
 __version__ = "0.4.0.dev0"

@@ -33,7 +33,7 @@ The compiled core has the same two functions in C (``godot_formats/core/_cfastlz
 :mod:`godot_formats.core.accel`; ``GODOT_FORMATS_PURE=1`` turns it off), and
 :func:`reference_compress` / :func:`reference_decompress`, the code below, stay the statement
 of the rules.  The C twin gives the same bytes and the same errors for every input
-(tests/test_fastlz.py, and fuzz/fuzz_compiled.py under AddressSanitizer); anything it does
+(tests/saves/test_fastlz.py, and fuzz/fuzz_compiled.py under AddressSanitizer); anything it does
 not take as it is (a level or cap that is not a plain int) goes to the reference.
 """
 

@@ -82,6 +82,35 @@ def _properties(value: Any) -> dict[str, Any]:
     return {engine_name(k) if isinstance(k, str) else k: v for k, v in value.properties.items()}
 
 
+class _Place:
+    """Where a value is: the step from its parent's place (``.name``, ``[3]``, ``['key']``).  A
+    place is made in constant time and shown in bounded text (the first and the last steps), so
+    that a walk down a value a hundred thousand levels deep stays linear: paths are never built
+    by copying the parent's text."""
+
+    __slots__ = ("parent", "step", "depth", "head")
+    _HEAD = _TAIL = 8
+    parent: _Place | None
+    step: str
+    depth: int
+    head: str
+
+    def __init__(self, parent: _Place | None, step: str) -> None:
+        self.parent, self.step = parent, step
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.head = step if parent is None else parent.head + step if self.depth <= self._HEAD else parent.head
+
+    def __str__(self) -> str:
+        steps: list[str] = []
+        place: _Place | None = self
+        while place is not None and place.depth > self._HEAD and len(steps) < self._TAIL:
+            steps.append(place.step)
+            place = place.parent
+        if place is None or place.depth <= self._HEAD:
+            return (place.head if place is not None else "") + "".join(reversed(steps))
+        return f"{place.head}...{''.join(reversed(steps))}"  # the steps between: (depth - 16) of them
+
+
 #: What the walk looks into; every other value (numbers, strings, vectors, packed arrays) holds no code.
 _WALKED = (Resource, t.Object, t.Dictionary, dict, list, tuple)
 _HOLDERS = (ExtResource, *_WALKED)
@@ -100,11 +129,12 @@ class Walk:
         self._paths: set[str] = set()
         self._listed = {id(res) for res in listed}
 
-    def reference(self, path: Any, type_name: str, where: str) -> None:
+    def reference(self, path: Any, type_name: str, where: str | _Place) -> None:
         """A path that loading the value loads: flagged when it is outside ``res://`` or loads code."""
         if not isinstance(path, str) or path in self._paths:
             return  # each path is named once, where it is met first
         self._paths.add(path)
+        where = str(where)
         self.references.append((path, where))
         why = outside_project(path)
         shown = f"{path!r:.200}"
@@ -119,7 +149,8 @@ class Walk:
             self.found.append(Finding("code-class", where, f"the path {shown} is a {type_name or 'file'} that "
                                                            "loads code: a save that loads it instantiates its scripts"))
 
-    def _object(self, value: Any, where: str, inline: bool) -> None:
+    def _object(self, value: Any, place: _Place, inline: bool) -> None:
+        where = str(place)
         cls, props = _class_of(value), _properties(value)
         what = "an inline Object" if inline else "a resource"
         if cls in SCRIPT_CLASSES or "script/source" in props:
@@ -136,7 +167,8 @@ class Walk:
             self.found.append(Finding("object-with-script", f"{where}.script", "an inline Object with a script "
                                       "attached: Godot makes the object and runs its script's _init"))
 
-    def _typed(self, value: Any, where: str) -> None:
+    def _typed(self, value: Any, place: _Place) -> None:
+        where = str(place)
         kinds = [("element", value.element_type)] if isinstance(value, t.TypedArray) else \
             [("key", value.key_type), ("value", value.value_type)]
         for part, ct in kinds:
@@ -146,17 +178,17 @@ class Walk:
     def visit(self, value: Any, where: str, *, listed: bool = False) -> None:
         """Walk ``value``, found at ``where``, and everything inside it.  ``listed``: ``value`` is
         one of the file's own resources, walked under its own name (met elsewhere, it is only named)."""
-        stack: list[tuple[str, Any, bool]] = [(where, value, listed)]
+        stack: list[tuple[_Place, Any, bool]] = [(_Place(None, where), value, listed)]
         while stack:
-            path, v, own = stack.pop()
-            stack.extend((p, x, False) for p, x in reversed(self._step(path, v, own)))
+            place, v, own = stack.pop()
+            stack.extend((p, x, False) for p, x in reversed(self._step(place, v, own)))
 
-    def _step(self, path: str, v: Any, own: bool) -> list[tuple[str, Any]]:
+    def _step(self, place: _Place, v: Any, own: bool) -> list[tuple[_Place, Any]]:
         """Check one value; the values inside it, to walk next."""
         if isinstance(v, ExtResource):
             if id(v) not in self._seen:
                 self._seen.add(id(v))
-                self.reference(v.path, v.type, f"{path}: external resource {v.path!r:.200} ({v.type})")
+                self.reference(v.path, v.type, f"{place}: external resource {v.path!r:.200} ({v.type})")
             return []
         if not isinstance(v, _WALKED) or isinstance(v, t.Components):
             return []
@@ -164,19 +196,19 @@ class Walk:
             return []
         self._seen.add(id(v))
         if isinstance(v, (Resource, t.Object)):
-            self._object(v, path, inline=isinstance(v, t.Object))
-            return [(f"{path}.{_name_text(k)}", x) for k, x in v.properties.items() if isinstance(x, _HOLDERS)]
+            self._object(v, place, inline=isinstance(v, t.Object))
+            return [(_Place(place, f".{_name_text(k)}"), x) for k, x in v.properties.items() if isinstance(x, _HOLDERS)]
         if isinstance(v, (t.TypedArray, t.TypedDictionary)):
-            self._typed(v, path)
+            self._typed(v, place)
         if isinstance(v, (dict, t.Dictionary)):
-            inside: list[tuple[str, Any]] = []
+            inside: list[tuple[_Place, Any]] = []
             for k, x in v.items():
                 if isinstance(k, _HOLDERS):
-                    inside.append((f"{path}<key {_key_text(k)}>", k))
+                    inside.append((_Place(place, f"<key {_key_text(k)}>"), k))
                 if isinstance(x, _HOLDERS):
-                    inside.append((f"{path}[{_key_text(k)}]", x))
+                    inside.append((_Place(place, f"[{_key_text(k)}]"), x))
             return inside
-        return [(f"{path}[{i}]", x) for i, x in enumerate(v) if isinstance(x, _HOLDERS)]
+        return [(_Place(place, f"[{i}]"), x) for i, x in enumerate(v) if isinstance(x, _HOLDERS)]
 
 
 def _label(res: Resource, rf: ResourceFile) -> str:

@@ -380,7 +380,7 @@ def sibling_marks(dialect: Dialect, sibling: Dialect) -> int | None:
     Where the sibling reads every record and shows none of these marks, the dialect could only tie it,
     and a tie goes to the commoner sibling: the dialect need not be read, nor the sibling's values
     written again to find out (that re-encoding was most of detection's cost).  Each rule stands for a
-    switch in which the two part; tests/test_detect.py checks every rule on both dialects' bytes.
+    switch in which the two part; tests/saves/test_detection.py checks every rule on both dialects' bytes.
     """
     marks = 0
     for field in attrs.fields(Dialect):
@@ -463,12 +463,12 @@ def readings(data: bytes, layouts: Sequence[Layout], dialects: Sequence[Dialect]
 
 
 #: Dialects that read bytes exactly like another one (they differ only in how they
-#: write): detect() decodes once for both.  tests/test_detect.py checks the claim.
+#: write): detect() decodes once for both.  tests/saves/test_detection.py checks the claim.
 DECODES_LIKE = {"godot3.0": "godot3"}
 #: Dialects that read bytes like another one whenever that one writes exactly those bytes for
 #: what it read: a double build reads every value a single-precision build writes as that build
 #: does (they part only on math values with the 64-bit flag, which a single build never writes).
-#: tests/test_detect.py checks the claim too.
+#: tests/saves/test_detection.py checks the claim too.
 READS_WHAT_IT_WRITES = {"godot4-double": "godot4"}
 
 

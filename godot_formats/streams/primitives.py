@@ -4,7 +4,7 @@ Both engine classes write the same few things around Variants -- fixed-size numb
 a u32 length, ``put_var``/``store_var`` frames -- and differ only in their names.  This module
 holds what they share, so :mod:`godot_formats.streampeer` and :mod:`godot_formats.fileaccess` are
 thin layers of Godot's names over one implementation.  Everything here was measured on Godot 3.2.3
-and 4.6 (``fixtures/primitives`` and the engine tests in ``tests/test_primitives.py``):
+and 4.6 (``fixtures/primitives`` and the engine tests in ``tests/streams/test_primitives.py``):
 
 * ``big_endian`` (Godot 3 ``File.endian_swap``) swaps the numbers and the u32 length in front of
   strings and Variants, never the Variant bytes themselves (``var_to_bytes`` is always

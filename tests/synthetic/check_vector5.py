@@ -1,7 +1,7 @@
 """The synthetic Vector5 and ``godot4.9`` (tests/synthetic/vector5.py) through every part of the
 library: both codecs, the stream and file APIs, text, JSON, ``explain``, the tree, conversion,
-detection, ``gf.open`` and the command line.  Run by tests/test_synthetic.py with the plugin
-loaded, beside the rows x views matrix (tests/test_registry.py), which picks the row up itself.
+detection, ``gf.open`` and the command line.  Run by tests/core/test_new_type_and_dialect.py with the plugin
+loaded, beside the rows x views matrix (tests/core/test_registry_views.py), which picks the row up itself.
 
 Expected bytes are built here from the format (header word, then five float32s), not by our
 encoder: there is no engine to ask for a type no engine has.
@@ -40,7 +40,7 @@ def test_the_row_and_dialect_are_registered_and_reach_the_generated_tests() -> N
     assert "godot4.9" in gf.dialect_names() and DIALECT.has("Vector5")
     # the suites run beside this one generate their cases from the rows and dialects
     from strategies import sample, scalar_options
-    from test_registry import ENGINE_DIALECTS, SAMPLES
+    from test_registry_views import ENGINE_DIALECTS, SAMPLES
 
     assert SAMPLES["Vector5"] == sample(ROW) and "godot4.9" in ENGINE_DIALECTS
     assert "Vector5" in scalar_options(DIALECT)
