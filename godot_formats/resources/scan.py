@@ -35,6 +35,7 @@ from ..core import types as t
 from ..core.classdb import (
     CODE_CLASSES,
     CODE_EXTENSIONS,
+    CODE_LOADING_CLASSES,
     SCRIPT_CLASSES,
     SCRIPT_EXTENSIONS,
     engine_name,
@@ -139,13 +140,11 @@ class Walk:
         why = outside_project(path)
         shown = f"{path!r:.200}"
         if why is not None:
-            is_code = engine_name(type_name) in CODE_CLASSES or engine_name(type_name) == "Script" \
-                or extension(path) in CODE_EXTENSIONS
+            is_code = engine_name(type_name) in CODE_CLASSES or extension(path) in CODE_EXTENSIONS
             kind = "script-outside-project" if is_code else "resource-outside-project"
             self.found.append(Finding(kind, where, f"the path {shown} {why}: Godot loads that file when it loads "
                                                    "this one, and runs whatever script it holds"))
-        elif engine_name(type_name) in CODE_CLASSES - SCRIPT_CLASSES - {"Script"} \
-                or extension(path) in CODE_EXTENSIONS - SCRIPT_EXTENSIONS:
+        elif engine_name(type_name) in CODE_LOADING_CLASSES or extension(path) in CODE_EXTENSIONS - SCRIPT_EXTENSIONS:
             self.found.append(Finding("code-class", where, f"the path {shown} is a {type_name or 'file'} that "
                                                            "loads code: a save that loads it instantiates its scripts"))
 
