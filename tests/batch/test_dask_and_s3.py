@@ -117,6 +117,7 @@ def s3() -> Iterator[dict[str, Any]]:
         yield options
 
 
+@pytest.mark.slow
 def test_s3_urls_against_a_local_server_give_the_pools_report(corpus: Any, s3: dict[str, Any]) -> None:
     import fsspec
 

@@ -20,6 +20,8 @@ import pytest
 import godot_formats as gf
 from godot_formats import batch
 
+pytestmark = pytest.mark.slow  # Spark and Ray start a JVM or a cluster: tens of seconds each
+
 REPO = Path(__file__).resolve().parents[2]
 
 
