@@ -10,7 +10,6 @@ The tiers (CONTRIBUTING.md): ``bash scripts/test --quick`` runs what is neither 
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -97,21 +96,10 @@ for _folder in sorted(p for p in TESTS.iterdir() if p.is_dir() and not p.name.st
 
 
 def run_main(*args: Any, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """``godot-formats ARGS`` in this process, with ``env`` set for the call: (exit status, stdout,
-    stderr). The console script itself is tested in subprocesses by test_cli_dump/test_cli_convert."""
-    out, err = io.StringIO(), io.StringIO()
-    old = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = tool.main([str(a) for a in args])
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return status, out.getvalue(), err.getvalue()
+    """``godot-formats ARGS`` in this process (:func:`cli`), its output as text: (exit status, stdout,
+    stderr)."""
+    p = cli(*args, env=env)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
 class _Streams:

@@ -36,7 +36,7 @@ of them at once.  The sources, in the engines' own trees:
 from __future__ import annotations
 
 __all__ = ["SCRIPT_CLASSES", "CODE_LOADING_CLASSES", "CODE_CLASSES", "CODE_PROPERTIES", "SCRIPT_EXTENSIONS",
-           "CODE_EXTENSIONS", "engine_name", "extension", "is_script_path", "outside_project"]
+           "CODE_EXTENSIONS", "engine_name", "extension", "is_script_path", "is_relative", "outside_project"]
 
 #: The Script classes of Godot 2, 3 and 4: a resource of one of these is code.
 SCRIPT_CLASSES = frozenset({
@@ -75,6 +75,12 @@ def is_script_path(path: str) -> bool:
     return extension(path) in SCRIPT_EXTENSIONS
 
 
+def is_relative(path: str) -> bool:
+    """Whether the engines resolve ``path`` beside the file that names it: no scheme, not absolute
+    (``/``, ``\\``, a drive letter)."""
+    return "://" not in path and not path.startswith(("/", "\\")) and path[1:3] not in (":\\", ":/")
+
+
 def outside_project(path: str) -> str | None:
     """Why loading ``path`` reaches outside the game's own files (``res://``), or None when it
     does not: ``user://`` (where a game writes its saves, and where a second file of an attacker's
@@ -90,6 +96,6 @@ def outside_project(path: str) -> str | None:
         return "is not inside res:// (user:// holds the game's saves and whatever is written beside them)"
     if "://" in path:
         return f"is not inside res:// (the scheme {path.split('://', 1)[0]!r:.40})"
-    if path.startswith(("/", "\\")) or path[1:3] in (":\\", ":/"):
+    if not is_relative(path):
         return "is not inside res:// (an absolute path)"
     return "is a relative path, resolved beside the file that names it (for a save: in user://), not inside res://"

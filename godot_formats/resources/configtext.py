@@ -14,12 +14,12 @@ import re
 from typing import Any
 
 from ..core.errors import ResourceFormatError, TextDecodeError
-from ..views.text.parser import read_value
+from ..views.text.parser import SKIPPED, read_value
 from .model import ExtResource
 
 __all__ = ["read_config_text", "looks_like_config_text"]
 
-_SKIP = re.compile(r"(?:[\x00-\x20]+|;[^\n]*)*")  # the engine's tokenizer: blanks up to ' ', ';' comments
+_SKIP = re.compile(SKIPPED)
 _KEY_END = re.compile(r"[=\n]")
 
 

@@ -15,7 +15,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Any, Union
 
-from ..core.classdb import is_script_path
+from ..core.classdb import is_relative, is_script_path
 from ..core.errors import (
     AmbiguousDialectError,
     DecodeError,
@@ -25,6 +25,7 @@ from ..core.errors import (
     WrongPasswordError,
 )
 from ..layers.files import read_at_most
+from ..views.text.parser import SKIPPED
 from .binary import is_binary_resource, read_binary
 from .configtext import looks_like_config_text, read_config_text
 from .model import ResourceFile
@@ -38,9 +39,9 @@ DEFAULT_MAX_SIZE = 256 * 1024 * 1024
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
 
 
-#: What the engines' tokenizer passes over before a text resource's first tag (every byte up to a
-#: space, ``;`` comments to the end of their line), after an optional byte order mark.
-_LEADING = re.compile(rb"(?:\xef\xbb\xbf)?(?:[\x00-\x20]+|;[^\n]*)*")
+#: What comes before a text resource's first tag: an optional byte order mark, then what the
+#: engines' tokenizer passes over.
+_LEADING = re.compile(b"(?:\xef\xbb\xbf)?" + SKIPPED.encode())
 
 
 def resource_form(data: bytes) -> str | None:
@@ -97,7 +98,7 @@ def scan_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE,
     data, path = _read_source(source, max_size)
     if resource_form(data) not in ("binary", "text"):
         open_resource(data)  # raises, naming what the file is instead
-    return _scan_following(data, path, max_size=max_size, user_dir=user_dir, options={})
+    return _scan_following(data, path, max_size=max_size, user_dir=user_dir, saves=None)
 
 
 def scan_file(source: Source, *, password: str | None = None, key: bytes | None = None,
@@ -109,13 +110,17 @@ def scan_file(source: Source, *, password: str | None = None, key: bytes | None 
     nothing was found.  A file none of these readers can read raises the reason: it is never
     called clean.  ``user_dir`` as for :func:`scan_resource`."""
     data, path = _read_source(source, max_size)
-    return _scan_following(data, path, max_size=max_size, user_dir=user_dir,
-                           options={"password": password, "key": key, "saves": True})
+    return _scan_following(data, path, max_size=max_size, user_dir=user_dir, saves=(password, key))
 
 
-def _walk(data: bytes, options: dict[str, Any], max_size: int) -> Walk:
+#: How a file that is no resource may be read: None (it may not: resources only), or as ConfigFile
+#: text or a save of Variants, with the (password, key) of an encrypted one.
+_Saves = Union[tuple[Union[str, None], Union[bytes, None]], None]
+
+
+def _walk(data: bytes, max_size: int, saves: _Saves) -> Walk:
     """The scanner's walk over one file, read by the reader its first bytes name."""
-    if resource_form(data) in ("binary", "text", "scene") or not options.get("saves"):
+    if resource_form(data) in ("binary", "text", "scene") or saves is None:
         return walk_file(open_resource(data, max_size=max_size))
     walk = Walk()
     if looks_like_config_text(data):
@@ -123,7 +128,7 @@ def _walk(data: bytes, options: dict[str, Any], max_size: int) -> Walk:
             entries = read_config_text(data)
         except ResourceFormatError as e:
             try:
-                walk.visit(_save_values(data, options, max_size), "record")  # base64 text looks alike
+                walk.visit(_save_values(data, max_size, *saves), "record")  # base64 text looks alike
             except GodotFormatsError:
                 raise e from None
             return walk
@@ -131,7 +136,7 @@ def _walk(data: bytes, options: dict[str, Any], max_size: int) -> Walk:
             walk.visit(value, f"[{section}] {name}")
         return walk
     try:
-        values = _save_values(data, options, max_size)
+        values = _save_values(data, max_size, *saves)
     except (PasswordRequiredError, WrongPasswordError):
         raise  # a save, encrypted: the password is what is missing
     except DecodeError as e:
@@ -141,11 +146,10 @@ def _walk(data: bytes, options: dict[str, Any], max_size: int) -> Walk:
     return walk
 
 
-def _save_values(data: bytes, options: dict[str, Any], max_size: int) -> list[Any]:
+def _save_values(data: bytes, max_size: int, password: str | None, key: bytes | None) -> list[Any]:
     """The records of a save of Variants, read with full Objects; every reading of an ambiguous one."""
     from ..saves.savefile import open as open_save  # the save reader is needed only for such a file
 
-    password, key = options.get("password"), options.get("key")
     try:
         return open_save(data, password=password, key=key, allow_objects=True, max_size=max_size).values
     except AmbiguousDialectError as e:  # the scan is the union of every way the file reads
@@ -158,7 +162,7 @@ def _resolve(ref: str, container: Path | None, user_dir: Path) -> Path | None:
     that is itself in ``user_dir``; None for any other reference, or one that climbs out."""
     if ref.startswith("user://"):
         target = user_dir / ref[len("user://"):].lstrip("/")
-    elif "://" not in ref and not ref.startswith(("/", "\\")) and ref[1:3] not in (":\\", ":/") and container:
+    elif container is not None and is_relative(ref):
         target = container.parent / ref
     else:
         return None
@@ -166,10 +170,10 @@ def _resolve(ref: str, container: Path | None, user_dir: Path) -> Path | None:
     return target if target.is_relative_to(user_dir) else None
 
 
-def _scan_following(data: bytes, path: Path | None, *, max_size: int, user_dir: Any,
-                    options: dict[str, Any]) -> list[Finding]:
-    """The findings of one file and, with ``user_dir``, of every file it reaches there (breadth first, each once)."""
-    walk = _walk(data, options, max_size)
+def _scan_following(data: bytes, path: Path | None, *, max_size: int, user_dir: Any, saves: _Saves) -> list[Finding]:
+    """The findings of one file and, with ``user_dir``, of every file it reaches there (breadth first,
+    each once: Godot loads a reference as a resource, so that is how each is read)."""
+    walk = _walk(data, max_size, saves)
     found = list(walk.found)
     if user_dir is None:
         return found
@@ -188,7 +192,7 @@ def _scan_following(data: bytes, path: Path | None, *, max_size: int, user_dir: 
         try:
             if is_script_path(ref):
                 continue  # a script: code by what it is, already found as such
-            inner = _walk(_read_source(target, max_size)[0], {}, max_size)
+            inner = _walk(_read_source(target, max_size)[0], max_size, None)
         except (GodotFormatsError, OSError) as e:
             found.append(Finding("reference-not-scanned", where, f"{name} ({target}) could not be scanned: "
                                  f"{str(e)[:300]}", via))

@@ -20,7 +20,7 @@ from typing import Any
 
 import oracles
 import pytest
-from conftest import FIXTURES, GD3_FILE_HELPERS, read_jsonl
+from conftest import FIXTURES, GD3_FILE_HELPERS, cli, read_jsonl
 from conftest import run_main as main
 
 import godot_formats as gf
@@ -210,12 +210,8 @@ def test_json_that_does_not_parse_is_an_error_never_godot_text(tmp_path: Path) -
 
 
 def _load_stdin_result(text: str, *args: str) -> tuple[int, str, str]:
-    old = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
-    try:
-        return main("load", "-", "--hex", *args)
-    finally:
-        sys.stdin = old
+    p = cli("load", "-", "--hex", *args, stdin=text.encode())
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
 def _load_stdin(text: str) -> tuple[int, str, str]:
