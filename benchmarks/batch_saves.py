@@ -36,7 +36,7 @@ def _fixture(jsonl: str, name: str) -> bytes:
 
 
 def templates() -> dict[str, dict[str, Any]]:
-    """The layers of each engine-made Godot 3 save, as ``SaveFile.header()`` gives them."""
+    """The layers of each engine-made Godot 3 save, as ``SaveFile.header`` gives them."""
     files = {
         "plain": _fixture("nodepath_padding/godot3_nodepath_saves.jsonl", "plain"),
         "big_endian": _fixture("nodepath_padding/godot3_nodepath_saves.jsonl", "big_endian"),
@@ -48,7 +48,7 @@ def templates() -> dict[str, dict[str, Any]]:
     }
     out = {}
     for layer, data in files.items():
-        header = gf.open(data, password=PASSWORD).header()
+        header = gf.open(data, password=PASSWORD).header
         for only_those_values in ("padding", "plaintext_md5", "slack"):
             header.pop(only_those_values, None)
         out[layer] = header

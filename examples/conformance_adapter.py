@@ -29,7 +29,7 @@ def answer(request):
         value = gf.loads(bytes.fromhex(request["hex"]), dialect, allow_objects=objects)
     if op == "decode":
         return '"json":' + dumps_json(value, indent=None)
-    return '"hex":' + json.dumps(gf.dumps(value, dialect, full_objects=objects).hex())
+    return '"hex":' + json.dumps(gf.dumps(value, dialect, allow_objects=objects).hex())
 
 
 sys.setrecursionlimit(10_000)  # json.loads of the corpus's deepest value (1025 nested Arrays)

@@ -20,15 +20,17 @@ import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
-#: Old module name (under ``godot_formats``) -> the folder it lives in now.
+#: Old module name (under ``godot_formats``) -> the module it is now (most moved into a folder
+#: under their own name; the value conversion became a package of its own, :mod:`.migration`).
 MOVED: dict[str, str] = {
-    **dict.fromkeys(("version", "switches", "errors", "accel", "keys", "types", "wire", "registry", "dialects",
-                     "codec", "_cdecode", "_cencode"), "core"),
-    **dict.fromkeys(("framing", "files", "fastlz", "compression", "encryption", "base64form", "project_settings"),
-                    "layers"),
-    **dict.fromkeys(("primitives", "streampeer", "stream"), "streams"),
-    **dict.fromkeys(("text", "jsonform", "explain"), "views"),
-    **dict.fromkeys(("detection", "reading", "conversion", "savefile", "fileaccess"), "saves"),
+    **{name: f"core.{name}" for name in ("version", "switches", "errors", "accel", "keys", "types", "wire",
+                                         "registry", "dialects", "codec", "_cdecode", "_cencode")},
+    **{name: f"layers.{name}" for name in ("framing", "files", "fastlz", "compression", "encryption", "base64form",
+                                           "project_settings")},
+    **{name: f"streams.{name}" for name in ("primitives", "streampeer", "stream")},
+    **{name: f"views.{name}" for name in ("text", "jsonform", "explain")},
+    **{name: f"saves.{name}" for name in ("detection", "reading", "savefile", "fileaccess")},
+    "conversion": "migration",
 }
 PACKAGE = __name__.rpartition(".")[0]
 #: The release that removes the old paths (CHANGELOG.md says so too).
@@ -45,10 +47,10 @@ def new_name(name: str) -> str | None:
     if not name.startswith(prefix):
         return None
     first, _, rest = name[len(prefix):].partition(".")
-    folder = MOVED.get(first)
-    if folder is None:
+    moved = MOVED.get(first)
+    if moved is None:
         return None
-    return f"{prefix}{folder}.{first}" + (f".{rest}" if rest else "")
+    return f"{prefix}{moved}" + (f".{rest}" if rest else "")
 
 
 class _Alias(importlib.abc.Loader):
@@ -84,6 +86,6 @@ def install() -> None:
 def old_attribute(name: str) -> ModuleType:
     """``godot_formats.<old name>`` as an attribute (``gf.codec``), as the flat layout had it."""
     if name in MOVED:
-        _warn(f"{PACKAGE}.{name}", f"{PACKAGE}.{MOVED[name]}.{name}", stacklevel=4)  # at gf.codec's line
-        return importlib.import_module(f"{PACKAGE}.{MOVED[name]}.{name}")
+        _warn(f"{PACKAGE}.{name}", f"{PACKAGE}.{MOVED[name]}", stacklevel=4)  # at gf.codec's line
+        return importlib.import_module(f"{PACKAGE}.{MOVED[name]}")
     raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}")

@@ -7,6 +7,7 @@ they belong to; ``godot_formats`` re-exports them.
 
 from __future__ import annotations
 
+import warnings
 from typing import IO, Any
 
 from .core import accel
@@ -90,10 +91,14 @@ def dumps(
     value: Any,
     dialect: str | Dialect = DEFAULT_DIALECT,
     *,
-    full_objects: bool = False,
+    allow_objects: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    full_objects: bool | None = None,
 ) -> bytes:
-    """Encode one value, as ``var_to_bytes`` (or, with ``full_objects``, ``var_to_bytes_with_objects``)."""
+    """Encode one value, as ``var_to_bytes`` (or, with ``allow_objects``, ``var_to_bytes_with_objects``:
+    full Objects, the same name :func:`loads` reads them back with).  ``full_objects`` is 0.3's name
+    for ``allow_objects``, kept until 0.5 with a ``DeprecationWarning``."""
+    full_objects = _objects(allow_objects, full_objects)
     key = dialect if full_objects is False and max_depth == DEFAULT_MAX_DEPTH else (dialect, full_objects, max_depth)
     try:  # as loads'
         encode = _DUMPS[key]
@@ -143,13 +148,22 @@ def load(fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, allow_objec
                        max_depth=max_depth)
 
 
-def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, full_objects: bool = False,
-         byteorder: str = "little", max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+def _objects(allow_objects: bool, full_objects: bool | None) -> bool:
+    """``allow_objects``, or 0.3's ``full_objects`` given instead (with its warning)."""
+    if full_objects is None:
+        return bool(allow_objects)
+    warnings.warn("full_objects= is allow_objects= since 0.4 (the name loads reads full Objects with); "
+                  "full_objects goes in 0.5", DeprecationWarning, stacklevel=3)
+    return bool(full_objects) or bool(allow_objects)
+
+
+def dump(value: Any, fp: IO[bytes], dialect: str | Dialect = DEFAULT_DIALECT, *, allow_objects: bool = False,
+         byteorder: str = "little", max_depth: int = DEFAULT_MAX_DEPTH, full_objects: bool | None = None) -> None:
     """Write ``value`` as ``FileAccess.store_var`` does: its length as a u32, then its bytes.
 
     Godot's ``get_var`` reads it back.  For the bare bytes of ``var_to_bytes``, write
-    :func:`dumps` yourself.
+    :func:`dumps` yourself.  ``allow_objects`` writes full Objects (``full_objects``: 0.3's name).
     """
     from .streams.stream import write_framed
-    write_framed(fp, value, dialect, full_objects=full_objects, byteorder=byteorder,  # type: ignore[arg-type]
+    write_framed(fp, value, dialect, full_objects=_objects(allow_objects, full_objects), byteorder=byteorder,  # type: ignore[arg-type]
                  max_depth=max_depth)

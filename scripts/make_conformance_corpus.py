@@ -116,7 +116,7 @@ def engine_json(data: bytes, dialect: str, objects: bool, engine_text: str, mask
 
     text = dumps_json(gf.loads(data, dialect, allow_objects=objects), indent=None)
     value = loads_json(text)
-    again = gf.dumps(value, dialect, full_objects=objects)
+    again = gf.dumps(value, dialect, allow_objects=objects)
     masked = {i for a, b in mask for i in range(a, b)}
     if len(again) != len(data) or any(x != y and i not in masked for i, (x, y) in enumerate(zip(again, data))):
         raise SystemExit(f"{dialect}: the JSON form {text[:200]} does not encode back to the engine's bytes")

@@ -50,7 +50,7 @@ def budget(n: int) -> int:
 FOLDER_MARKS: dict[str, tuple[str, ...]] = {
     "core": ("backend",), "saves": ("backend",), "streams": ("backend",), "views": ("backend",),
     "resources": ("backend",), "hostile": ("backend",), "cli": ("cli",), "batch": ("cli",),
-    "conformance": ("cli",), "engine": ("engine",), "project": (),
+    "conformance": ("cli",), "engine": ("engine",), "project": (), "documents": ("backend",),
 }
 
 

@@ -8,36 +8,61 @@ Not a command (``tool.COMMANDS`` does not list it).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import signal
+import re
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ..batch.onefile import PASSWORD_ENV as PASSWORD_ENV  # the commands' shared names, from where they live
+from ..batch.onefile import REMEDY_FLAGS as REMEDY_FLAGS
+from ..batch.onefile import internal_error as internal_error
+from ..batch.onefile import located as located
+from ..batch.onefile import one_line as one_line
+from ..batch.onefile import told as told
+from ..batch.onefile import told_reason
+from ..batch.signals import ctrl_c_deferred as ctrl_c_deferred
 from ..core.dialects import Dialect, dialect_names, get_dialect
 from ..core.errors import (
     AmbiguousDialectError,
     DamagedFileError,
     DecodeError,
-    DetailedError,
     FileChangedError,
     FramingError,
     GodotFormatsError,
-    NotBinaryError,
+    Remedy,
 )
 from ..layers.base64form import sniff_base64
-from ..layers.encryption import PasswordRequiredError, WrongPasswordError
-from ..saves.reading import FRAMINGS, LAYER_BY_NAME, Reading, read_peeled
+from ..saves.describe import describe_layers as describe_layers
+from ..saves.reading import FRAMINGS, Reading, read_peeled
 
-#: The environment variable read for the password when neither --password nor --key is given.
-PASSWORD_ENV = "GODOT_FORMATS_PASSWORD"
 #: The first line of the text view: ``; godot-formats save: {...}`` (a comment to Godot's parser too).
+# -- the command line's own errors (the library's are godot_formats.core.errors) ---------------
+
+
+class DetailedError(GodotFormatsError):
+    """An error of one line followed by indented lines of detail (the readings of an ambiguous file)."""
+
+    def __init__(self, message: str, details: list[str]) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class EngineError(GodotFormatsError):
+    """An engine is not installed, failed or could not be asked; ``details``: its output."""
+
+    def __init__(self, message: str, details: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or []
+
+
+class UsageError(GodotFormatsError):
+    """Options of a command that do not go together: nothing was done (exit status 2)."""
+
+
 TEXT_HEADER = "; godot-formats save: "
 HEADER_KEY = "godot_formats_save"
 
@@ -105,88 +130,50 @@ def open_save(data: bytes, args: argparse.Namespace, *, dialect: str | None = No
                          framing=framing)
     except AmbiguousDialectError:
         raise
-    except DecodeError as e:
-        if not objects and not isinstance(e, (NotBinaryError, PasswordRequiredError, WrongPasswordError)):
-            try:
-                open_file(data, password=password, key=key, dialect=dialect, salvage=salvage, allow_objects=True,
-                          framing=framing)
-            except GodotFormatsError:
-                pass
-            else:
-                raise GodotFormatsError("the file holds full Objects: add --allow-objects to decode them (as "
-                                        "inert data, never code)") from None
+    except DecodeError as e:  # what would help (--allow-objects, --salvage ...) is the error's remedy
         raise located(e) from None
 
 
-def located(e: DecodeError) -> GodotFormatsError:
-    """A decoding error whose offset says which bytes it counts (the file's, or the decrypted data's)."""
-    reason = e.reason
-    if "allow_objects" in reason and "--allow-objects" not in reason:
-        reason = "a full Object: add --allow-objects to decode it (as inert data, never code)"
-    if isinstance(e, (PasswordRequiredError, WrongPasswordError)):
-        hint = f", or set {PASSWORD_ENV}" if isinstance(e, PasswordRequiredError) else ""
-        return GodotFormatsError(f"{reason}{hint}")
-    if isinstance(e, NotBinaryError):
-        return GodotFormatsError(reason)
-    reason = reason.replace("salvage=True, --salvage on the command line, keeps them", "--salvage keeps them")
-    return GodotFormatsError(f"at byte {e.offset}{e.where}: {reason}")
+def ambiguity(e: AmbiguousDialectError) -> DetailedError:
+    """The lines that say an ambiguous file is ambiguous, list its readings and say how to choose: the
+    values each reading read are the error's own (``readings``), so nothing is read a second time."""
+    shown_by: dict[str, list[str]] = {}
+    for i, (name, framed) in enumerate(zip(e.candidates, e.framings or [False] * len(e.candidates))):
+        framing = f"--framing {'store_var' if framed else 'none'}"
+        label = framing if e.remedy is Remedy.GIVE_FRAMING else \
+            f"--dialect {name}" + (f" {framing}" if e.candidates.count(name) > 1 else "")
+        shown = _shown_reading(e.readings[i], name, framed) if i < len(e.readings) else ""
+        shown_by.setdefault(shown, []).append(label)
+    lines = []
+    for shown, labels in shown_by.items():
+        also = f" (also {', '.join(labels[1:])})" if len(labels) > 1 else ""
+        lines.append(f"  {labels[0]}{also}" + (f": {shown}" if shown else ""))
+    hint = REMEDY_FLAGS[e.remedy] if e.remedy is not None else "--dialect"
+    return DetailedError(f"{e.reason_with(hint)}:", lines)
 
 
-def ambiguity(data: bytes, args: argparse.Namespace, candidates: list[str]) -> DetailedError:
-    """The lines that say an ambiguous file is ambiguous, list its readings and say how to choose."""
+def _shown_reading(values: list[Any], dialect: str, framed: bool) -> str:
+    """The values of one reading of an ambiguous file, on one line of at most 100 characters."""
     from ..views.text import to_text
 
-    readings: dict[str, list[str]] = {}
-    for name in candidates:
+    texts: list[str] = []
+    for v in values:
+        if sum(map(len, texts)) > 100:  # enough for the line: the rest of a large file is not written out
+            texts.append("…")
+            break
         try:
-            sf = open_save(data, args, dialect=name)
-            texts = []
-            for v in sf.values:
-                try:
-                    texts.append(to_text(v, sf.dialect).replace("\n", " "))
-                except GodotFormatsError:
-                    texts.append(repr(v))
-            shown = "; ".join(texts)
-            if sf.container == "store_var":
-                shown += f"  ({len(sf.values)} store_var record(s))"
-        except GodotFormatsError as e:
-            shown = f"(does not read: {e})"
-        if len(shown) > 100:
-            shown = shown[:99] + "…"
-        readings.setdefault(shown, []).append(name)
-    lines = []
-    for shown, names in readings.items():
-        also = f" (also {', '.join(names[1:])})" if len(names) > 1 else ""
-        lines.append(f"  --dialect {names[0]}{also}: {shown}")
-    return DetailedError(f"ambiguous: {' and '.join(candidates)} each read this file completely, as different "
-                         "values; choose one with --dialect:", lines)
-
-
-def describe_layers(sf: Any) -> str:
-    """The layers of an open save file, outside in, in words."""
-    parts = [LAYER_BY_NAME[name].describe(info) for name in LAYER_BY_NAME
-             if (info := getattr(sf, name)) is not None]
-    if sf.container == "store_var":
-        n = len(sf.values)
-        parts.append(f"store_var, {n} record{'s' if n != 1 else ''}"
-                     + (", big-endian lengths" if sf.byteorder == "big" else ""))
-    elif sf.container == "var_to_bytes":
-        parts.append("one var_to_bytes value (no length prefix)")
-    elif sf.container == "base64":
-        parts.append("Marshalls.variant_to_base64 text")
-    elif sf.container == "project_settings":
-        parts.append("project settings (ECFG)")
-    elif sf.container == "text":
-        parts.append("ConfigFile text")
-    parts.append(sf.dialect.name)
-    for name, n in sf.layers.get("trailing", {}).items():
-        parts.append(f"{n} byte(s) after the {name} layer's end (kept; the engine never reads them)")
-    return ", ".join(parts)
+            texts.append(to_text(v, dialect).replace("\n", " "))
+        except GodotFormatsError:
+            texts.append(repr(v))
+    shown = "; ".join(texts)
+    if framed:
+        shown += f"  ({len(values)} store_var record(s))"
+    return shown if len(shown) <= 100 else shown[:99] + "…"
 
 
 def header_of(sf: Any) -> dict[str, Any]:
     """The header of the views: :meth:`SaveFile.header` and the number of records."""
-    header: dict[str, Any] = sf.header()
+    header: dict[str, Any] = dict(sf.header)
     header["records"] = len(sf.values)
     return header
 
@@ -195,11 +182,11 @@ def note_damage(sf: Any, command: str) -> None:
     """Say on standard error what a salvaged file lost: every bad record, and where its framing broke."""
     for lost in sf.lost:
         print(f"godot-formats {command}: note: record {lost.record} is damaged and read as null, as get_var "
-              f"reads it: at byte {lost.error.offset}{lost.error.where}: {lost.error.reason}", file=sys.stderr)
+              f"reads it: at byte {lost.error.offset}{lost.error.where}: {told_reason(lost.error)}", file=sys.stderr)
     e = sf.damage
     if e is not None and not sf.lost or e is not None and all(e is not lost.error for lost in sf.lost):
         print(f"godot-formats {command}: note: kept the {len(sf.values)} intact record(s); the rest is lost: "
-              f"at byte {e.offset}{e.where}: {e.reason}", file=sys.stderr)
+              f"at byte {e.offset}{e.where}: {told_reason(e)}", file=sys.stderr)
     for name, n in sf.layers.get("trailing", {}).items():
         print(f"godot-formats {command}: note: {n} byte(s) after the {name} layer's end: the engine never reads "
               "them; they are kept as they are when the file is written", file=sys.stderr)
@@ -267,9 +254,14 @@ def only_comments(text: str) -> bool:
     return all(not line.strip() or line.lstrip().startswith(";") for line in text.splitlines())
 
 
+#: Blanks and ``;`` comments: what may follow the last value of a text view.
+_BLANKS = re.compile(r"(?:\s|;[^\n]*)*")
+
+
 def text_values(text: str, dialect: str | Dialect, expected: int | None = None) -> list[Any]:
-    """The values of a text view: Godot text values one after another (``;`` comments between)."""
-    from ..views.text import TextDecodeError, from_text
+    """The values of a text view: Godot text values one after another (``;`` comments between), each read
+    where the one before ended (an error names its line and column in the whole text)."""
+    from ..views.text.parser import read_value
 
     d = get_dialect(dialect)
     if only_comments(text) and expected != 1:
@@ -277,17 +269,11 @@ def text_values(text: str, dialect: str | Dialect, expected: int | None = None) 
     values: list[Any] = []
     pos = 0
     while True:
-        rest = text[pos:]
-        if values and only_comments(rest):
+        value, pos = read_value(text, pos, d)
+        values.append(value)
+        blanks = _BLANKS.match(text, pos)  # it matches "" at least
+        if blanks is None or blanks.end() == len(text):
             return values
-        try:
-            values.append(from_text(rest, d))
-            return values
-        except TextDecodeError as e:
-            if not e.reason.startswith("expected the end of the text after the value"):
-                raise TextDecodeError(pos + e.offset, e.reason, text) from None
-            values.append(from_text(rest[:e.offset], d))
-            pos += e.offset
 
 
 def json_documents(text: str) -> tuple[dict[str, Any] | None, list[Any]]:
@@ -394,12 +380,12 @@ def write_back(path: Path, original: bytes, data: bytes) -> Path:
 def read_for_change(args: argparse.Namespace) -> tuple[Path, bytes]:
     """The file a command will write back, read once (a FIFO or a device is refused before it is
     opened): ``set`` and ``edit`` tell a resource save from a save file by these same bytes."""
-    from ..saves.reading import read_bounded
+    from ..layers.files import read_bounded
 
     if args.file == "-":
         raise GodotFormatsError("needs a file to write back, not standard input")
     path = Path(args.file)
-    data, _ = read_bounded(path, regular_only=True)
+    data, _ = read_bounded(path)
     return path, data
 
 
@@ -408,7 +394,7 @@ def open_for_change(args: argparse.Namespace, data: bytes) -> Any:
     try:
         sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect)
     except AmbiguousDialectError as e:
-        raise ambiguity(data, args, e.candidates) from None
+        raise ambiguity(e) from None
     note_damage(sf, args.command)
     return sf
 
@@ -491,22 +477,12 @@ def _escape(c: str) -> str:
     return c.encode("unicode_escape").decode("ascii")
 
 
-def one_line(e: BaseException) -> str:
-    """An exception as one line of text (its first line; the type when it has no message)."""
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
-
-
-def internal_error(e: BaseException) -> str:
-    """The one-line report of an exception we did not expect (a bug, not bad input)."""
-    return f"internal error ({type(e).__name__}: {one_line(e)}); please report it"
-
-
 def read_input(path: str) -> bytes:
-    """The bytes of a file, or of standard input for ``-``."""
-    if path == "-":
-        return sys.stdin.buffer.read()
-    return Path(path).read_bytes()
+    """The bytes of a file, or of standard input for ``-``: the one bounded read of every entry point
+    (a FIFO or a device is refused before it is read, never waited on; nothing over the size limit)."""
+    from ..layers.files import read_bounded
+
+    return read_bounded(sys.stdin.buffer if path == "-" else path)[0]
 
 
 def add_dialect_option(parser: argparse.ArgumentParser, *, allow_auto: bool = True, default: str | None = None,
@@ -597,26 +573,3 @@ def _untouched_leaf(new: Any, old: Any, dialect: Any, encoder: Any) -> Any:
     return new
 
 
-@contextlib.contextmanager
-def ctrl_c_deferred() -> Iterator[None]:
-    """Hold a Ctrl-C that arrives inside the block until the block ends, then raise it as usual.
-
-    A file's outcome is counted, printed and journaled in a few steps; a ``KeyboardInterrupt`` between
-    two of them would count a file without its line, or journal one without counting it.  Blocking
-    the signal would not do: the kernel hands it to another thread (a pool's), and CPython raises it
-    in the main thread at its next instruction, so the handler itself is swapped for the block.
-    Outside the main thread (where no handler can be set, and none runs) the block runs as it is."""
-    old = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
-    if old is None:  # not the main thread, or a handler set outside Python, which could not be put back
-        yield
-        return
-    got: list[Any] = []
-    signal.signal(signal.SIGINT, lambda *received: got.append(received))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-        if got and callable(old):
-            old(*got[0])
-        elif got and old == signal.SIG_DFL:
-            signal.raise_signal(signal.SIGINT)  # what it would have done: end the process

@@ -18,10 +18,12 @@ our own leftover temporary files); under ``--policy lossy`` the changes are list
 it.  One bad file never stops the batch, not even a bug (an ``internal error`` line).
 The exit status is 1 when any file failed.
 
-Several files (a folder) are converted on a process pool, every core by default
-(:mod:`.convert_pool`; ``--jobs 1`` keeps one process), with the same plan (or listing)
-and the same lines in the same order.  The batch options (``--report``, ``--resume``, ``--shard``,
-``--storage-option``, ``--dask``) and URLs go to :mod:`.convert_batch` instead.
+Several files (a folder) are converted on the batch engine's process pool, every core by
+default (:mod:`godot_formats.batch.pool`; ``--jobs 1`` keeps one process), with the same plan (or
+listing) and the same lines in the same order: the folder walk, the per-file conversion and the
+pool are the batch engine's (:mod:`godot_formats.batch`), in every mode.  The batch options
+(``--report``, ``--resume``, ``--shard``, ``--storage-option``, ``--dask``) and URLs go to
+:mod:`.convert_batch` instead, which runs :func:`godot_formats.batch.convert`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import stat
 import sys
 import threading
 import time
@@ -41,16 +42,21 @@ from typing import IO, Any
 
 import attrs
 
-from ..batch import failure
+from ..batch.onefile import convert_verified, failure, options_from_args
+from ..batch.pool import in_order
+from ..batch.walk import THE_OUT_DIR as THE_OUT_DIR_SKIP
+from ..batch.walk import entries, outside
 from ..core.dialects import dialect_names
-from ..core.errors import GodotFormatsError, UsageError
-from ..layers.files import is_temp_name, write_atomic, write_target
+from ..core.errors import GodotFormatsError
+from ..core.limits import MAX_FILE_SIZE
+from ..layers.files import read_bounded, write_atomic, write_target
+from ..migration import POLICIES, Loss
 from ..resources.model import form_for_path
-from ..saves.conversion import POLICIES, Loss
 from ..saves.reading import FRAMINGS
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_USAGE,
+    UsageError,
     add_password_options,
     credentials,
     ctrl_c_deferred,
@@ -136,61 +142,20 @@ class Job:
     refused: Outcome | None = None  # decided while planning: skipped, or failed before anything is written
 
 
-_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                (stat.S_ISBLK, "a block device"))
-
-
-def _not_regular(mode: int) -> str:
-    """What a file that is neither a regular file nor a folder is, in words."""
-    return next((what for test, what in _NOT_REGULAR if test(mode)), "not a regular file")
-
-
 #: The line of the output folder met inside an input folder (it is not walked).
-THE_OUT_DIR = Outcome("skipped", "the output folder (--out-dir)")
+THE_OUT_DIR = Outcome("skipped", THE_OUT_DIR_SKIP.why)
 
 
 def _walk(folder: Path, exclude: Path | None) -> Iterator[tuple[Path, Outcome | None]]:
-    """Every entry below ``folder``, folders in name order, a folder's own entries first.
-
-    Yields ``(file, None)`` for each regular file to convert and ``(path, outcome)``
-    for every entry that is not converted, so each gets its line: symlinks (not
-    followed), FIFOs, sockets and devices (only looked at, never opened), our own
-    temporary files, the output folder ``exclude`` (a resolved path), and folders
-    that cannot be read.
-    """
-    todo = [folder]
-    while todo:
-        here = todo.pop()
-        try:
-            with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as e:
-            yield here, Outcome("failed", f"cannot read the folder: {e.strerror or one_line(e)}")
-            continue
-        subfolders: list[Path] = []
-        for entry in entries:
-            path = Path(entry.path)
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError as e:
-                yield path, Outcome("failed", f"cannot read: {e.strerror or one_line(e)}")
-                continue
-            if stat.S_ISLNK(mode):
-                yield path, Outcome("skipped", "a symlink, not followed (name it on the command line to "
-                                               "convert the file it points to)")
-            elif stat.S_ISDIR(mode):
-                if exclude is not None and Path(os.path.realpath(path)) == exclude:
-                    yield path, THE_OUT_DIR
-                else:
-                    subfolders.append(path)
-            elif not stat.S_ISREG(mode):
-                yield path, Outcome("skipped", f"{_not_regular(mode)}, not a regular file")
-            elif is_temp_name(entry.name):
-                yield path, Outcome("skipped", "a temporary file left by an interrupted godot-formats write "
-                                               "(delete it)")
-            else:
-                yield path, None
-        todo.extend(reversed(subfolders))
+    """Every entry below ``folder`` (:func:`godot_formats.batch.walk.entries`, the one walk of every
+    run), each entry that is not converted with its line: ``(file, None)`` for a file to convert."""
+    for path, skip in entries(folder, exclude):
+        if skip is None:
+            yield path, None
+        elif skip is THE_OUT_DIR_SKIP:
+            yield path, THE_OUT_DIR
+        else:
+            yield path, Outcome(skip.status, skip.why)
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -396,25 +361,20 @@ def _no_step(what: str) -> None:
 Step = Callable[[str], None]
 
 
-def convert_bytes(data: bytes, args: argparse.Namespace, step: Step = _no_step,
-                  form: str | None = None) -> tuple[bytes, str, list[Loss]]:
-    """Convert one file's bytes through :func:`godot_formats.batch.convert_data`, the one code path
-    of the command line and of ``batch.convert`` (and read the output back with ``--verify``).
-    Returns (output, description, losses).  ``step`` is told each stage as it starts, so a large
-    file shows what it is doing (:class:`Progress`).  ``form`` is the form ``-o``'s extension names
-    for a resource save (``.res`` binary, ``.tres`` text), when ``--format`` does not say."""
-    from ..batch import convert_data, options_from_args
-    from ..resources import resource_form
+def converted(data: bytes, args: argparse.Namespace, step: Step = _no_step,
+              form: str | None = None) -> tuple[bytes, str, list[Loss]]:
+    """One file's bytes converted as the command line's arguments say, through the batch engine's
+    one per-file path (:func:`godot_formats.batch.onefile.convert_verified`).  Returns (output,
+    description, losses).  ``step`` is told each stage as it starts, so a large file shows what it
+    is doing (:class:`Progress`).  ``form`` is the form ``-o``'s extension names for a resource save
+    (``.res`` binary, ``.tres`` text), when ``--format`` does not say."""
+    from ..documents import kind_of
 
     password, key = credentials(args)
     opts = options_from_args(args, password, key)
-    if form is not None and opts.format is None and resource_form(data) in ("binary", "text"):
+    if form is not None and opts.format is None and kind_of(data).name == "resource":
         opts = attrs.evolve(opts, format=form)
-    done = convert_data(data, opts, step)
-    if opts.verify:
-        step("verifying")
-        if not done.reopen(done.output):
-            raise RuntimeError("verification failed: the output reads back as other values")
+    done = convert_verified(data, opts, step)
     return done.output, done.how, done.losses
 
 
@@ -448,13 +408,15 @@ def _convert_one(job: Job, args: argparse.Namespace, step: Step) -> Outcome:
             what = "the input" if same_file else "an existing file"
             return Outcome("failed", f"{job.dest} would replace {what}; use --overwrite")
     step("reading")
-    try:
-        data = sys.stdin.buffer.read() if job.source is None else job.source.read_bytes()
+    try:  # a FIFO or a device named as an input is refused before it is read, never waited on
+        data = read_bounded(sys.stdin.buffer if job.source is None else job.source, MAX_FILE_SIZE)[0]
+    except GodotFormatsError as e:
+        return Outcome("failed", f"cannot read: {e}")
     except OSError as e:
         return Outcome("failed", f"cannot read: {e.strerror or one_line(e)}")
     try:
         named = form_for_path(job.dest) if args.output and job.dest is not None else None
-        out, how, losses = convert_bytes(data, args, step, named)
+        out, how, losses = converted(data, args, step, named)
     except GodotFormatsError as e:  # worded as batch.convert_bytes words it: one wording everywhere
         _, text, lost = failure(e)
         return Outcome("failed", text, lost)
@@ -465,6 +427,9 @@ def _convert_one(job: Job, args: argparse.Namespace, step: Step) -> Outcome:
     if same_file and status == "unchanged":
         return Outcome(status, how, tuple(losses))
     step("writing")
+    refused = outside(job.dest, Path(args.out_dir)) if args.out_dir else None
+    if refused is not None:  # checked when planned; again now, as the batch engine checks each write
+        return Outcome("failed", refused)
     try:
         write_atomic(job.dest, out, like=job.source)
     except OSError as e:
@@ -473,12 +438,22 @@ def _convert_one(job: Job, args: argparse.Namespace, step: Step) -> Outcome:
     return Outcome(status, f"{how}{where}{through}", tuple(losses))
 
 
+def pooled(args: argparse.Namespace) -> bool:
+    """Whether this run uses a pool: no file on standard input or output, and not ``--jobs 1``."""
+    return getattr(args, "workers", None) != 1 and not args.output and "-" not in args.inputs
+
+
+def workers_of(args: argparse.Namespace) -> int:
+    """``--jobs N`` (0 or not given: every core)."""
+    return getattr(args, "workers", None) or os.cpu_count() or 1
+
+
 class Progress:
     """A counter on stderr, redrawn in place (only on a terminal unless forced).
 
     Between files it counts them; inside a file that takes a while (a 50 MB save takes seconds) a
     ticker thread redraws the line every :attr:`tick` seconds with what the file is doing and for
-    how long (``reading``, ``converting``, ``writing``, from :func:`convert_bytes`), so a single
+    how long (``reading``, ``converting``, ``writing``, from :func:`converted`), so a single
     large file never sits on a silent line.
     """
 
@@ -587,11 +562,11 @@ def _in_this_process(jobs: Iterable[Job], args: argparse.Namespace, progress: Pr
 
 
 def _tidy(job: Job) -> None:
-    """Remove the temporary file a killed worker left for ``job``'s output."""
-    from ..batch import _remove_temps
+    """Remove the temporary file a killed worker left for ``job``'s output (its writer is dead)."""
+    from ..batch.output import remove_stale_temps
 
     if job.dest is not None:
-        _remove_temps(str(job.dest))
+        remove_stale_temps(job.dest)
 
 
 def _died(job: Job) -> Outcome:
@@ -603,10 +578,8 @@ def _died(job: Job) -> Outcome:
 
 def _on_a_pool(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress,
                spill: list[tuple[Job, Outcome]]) -> Outcomes:
-    """The jobs on a process pool (:mod:`.convert_pool`), in the plan's (or the listing's) order;
+    """The jobs on a process pool (:func:`godot_formats.batch.pool.in_order`), in the plan's (or the listing's) order;
     closed (Ctrl-C), the outcomes of the files that finished meanwhile go to ``spill``."""
-    from .convert_pool import in_order, workers_of
-
     work = functools.partial(convert_one, args=args)
     # The outputs there before the run: a worker killed by a neighbour's crash after it renamed its
     # output into place, but before it reported, left a whole output of this run, which its solo
@@ -643,8 +616,6 @@ def _on_a_pool(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress
 def _jobs(args: argparse.Namespace) -> tuple[Iterable[Job], Progress, bool]:
     """The jobs (a planned list, or a streamed :func:`listing`), the progress line, and whether
     they go on a pool: a streamed run does unless ``--jobs 1``, without counting its files."""
-    from .convert_pool import pooled
-
     if args.workers is not None and args.workers < 0:
         raise UsageError("--jobs wants 0 (every core) or more")
     if streamable(args):

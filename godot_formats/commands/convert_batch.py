@@ -137,10 +137,10 @@ class RateLine:
 
     def _count(self, folder: str, options: dict[str, Any] | None) -> None:
         if "://" in folder:
-            from ..batch import _url_fs
+            from ..batch.walk import url_fs
 
             with contextlib.suppress(Exception):  # no count, no ETA: the run does not depend on it
-                fs, path = _url_fs(folder, options)
+                fs, path = url_fs(folder, options)
                 self.total = len(fs.find(path))
             return
         with contextlib.suppress(Exception):  # the same: a tree past os.walk's recursion, an unreadable folder
@@ -211,14 +211,24 @@ def _run(args: argparse.Namespace, folder: str, shard: tuple[int, int], secrets:
         sys.stdout.flush()
         line.show(sum(counts.values()))
 
+    inside = None if "://" in args.out_dir else args.out_dir  # every output inside --out-dir, as in every mode
     try:
         result = batch.convert(folder, _dst(folder, args.out_dir), to=args.to, report=args.report,
                                resume=args.resume, shard=shard, workers=args.workers or width,
                                executor=executor, overwrite=args.overwrite, progress=progress,
-                               options=batch.options_from_args(args, *secrets), storage_options=options or None)
+                               options=batch.options_from_args(args, *secrets), storage_options=options or None,
+                               inside=inside)
     finally:
         line.clear()
-    print(result.summary() + (" (interrupted)" if result.interrupted else ""))
+    for note in result.notes:
+        print(printable(f"note: {note}"), file=sys.stderr)
+    ended = " (interrupted)" if result.interrupted else ""
+    if result.stopped is not None:
+        ended = f" (stopped: {result.stopped}; the files after it were not converted)"
+    print(result.summary() + ended)
+    if result.stopped is not None:
+        print(printable(f"godot-formats convert: {result.stopped}"), file=sys.stderr)
+        return EXIT_BAD_INPUT
     if result.interrupted:
         return 130
     return EXIT_BAD_INPUT if result.counts["failed"] else 0

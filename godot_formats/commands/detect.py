@@ -14,12 +14,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from ..core.dialects import get_dialect
-from ..core.errors import AmbiguousDialectError, DamagedFileError, DecodeError, GodotFormatsError, NotBinaryError
+from ..core.errors import (
+    AmbiguousDialectError,
+    DamagedFileError,
+    DecodeError,
+    GodotFormatsError,
+    NotBinaryError,
+    NotRegularFileError,
+)
 from ..saves.detection import Candidate, detect, is_ambiguous
 from .common import EXIT_BAD_INPUT, internal_error, one_line, printable, read_input
 
@@ -77,8 +85,8 @@ def examine(data: bytes, args: argparse.Namespace) -> DetectVerdict:
         return DetectVerdict(verdict(e.ranked) if e.ranked else f"ambiguous: {' | '.join(e.candidates)}", info, words,
                        e.ranked)
     except NotBinaryError as e:
-        if e.kind == "resource":
-            return _resource_verdict(data, info, outside)
+        if e.kind in VERDICTS:  # another kind of file (godot_formats.documents.KINDS): its own verdict
+            return VERDICTS[e.kind](data, info, outside)
         return DetectVerdict(f"not binary: {one_line(located(e))}", info, ", ".join(outside) or "none", [], True)
     except DecodeError as e:
         ranked = e.ranked if isinstance(e, DamagedFileError) else []
@@ -95,22 +103,27 @@ def examine(data: bytes, args: argparse.Namespace) -> DetectVerdict:
 
 def _resource_verdict(data: bytes, info: dict[str, Any], outside: list[str]) -> DetectVerdict:
     """A resource save: its engine and format, as its header says (godot_formats.resources)."""
-    from ..resources import open_resource
+    from ..documents import open as open_document
     from .common import located
 
     try:
-        rf = open_resource(data)
+        rf = open_document(data, kind="resource")
     except DecodeError as e:
         message = one_line(located(e))
         return DetectVerdict(f"damaged resource file: {message}", info, ", ".join(outside) or "none", [], True)
     said = (f"resource: Godot {rf.engine} {rf.format} format {rf.version}"
-            f"{' (' + rf.compressed + ')' if rf.compressed else ''}{', big-endian' if rf.big_endian else ''}")
+            f"{' (' + rf.compression + ')' if rf.compression else ''}{', big-endian' if rf.byteorder == 'big' else ''}")
     info.update(resource={"engine": rf.engine, "format": rf.format, "version": rf.version,
-                          "compressed": rf.compressed, "big_endian": rf.big_endian, "type": rf.main.type})
+                          "compression": rf.compression, "byteorder": rf.byteorder, "type": rf.main.type})
     holds = (f"a {rf.main.type} with {len(rf.resources)} sub-resource(s) and {len(rf.external)} external "
              "reference(s) (`godot-formats scan` checks it for code)")
     words = ", ".join([*outside, holds])
     return DetectVerdict(said, info, words, [])
+
+
+#: The verdicts of the kinds the save reader names instead of reading (its ``NotBinaryError.kind``):
+#: one row per kind that ``detect`` describes its own way.
+VERDICTS: dict[str, Callable[[bytes, dict[str, Any], list[str]], DetectVerdict]] = {"resource": _resource_verdict}
 
 
 def verdict(candidates: list[Candidate]) -> str:
@@ -138,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
         try:
-            data = read_input(path)
+            data = read_input(path)  # the one bounded read: never a FIFO, never past max_size
             found = examine(data, args)
             if args.documented:  # the documentation pages' readings too: a listing of its own
                 from ..saves.reading import peel
@@ -148,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
         except Exception as e:  # this file fails with one line; the others are still inspected
             if isinstance(e, OSError):
                 reason = e.strerror or one_line(e)
+            elif isinstance(e, NotRegularFileError):
+                reason = e.reason  # the line names the file already
             elif isinstance(e, GodotFormatsError):
                 reason = one_line(e)
             else:

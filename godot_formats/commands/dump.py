@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..core.dialects import Dialect
 from ..core.errors import AmbiguousDialectError, EncodeError, GodotFormatsError
+from ..documents.kinds import kind_of
 from ..views.tree import describe, tree_lines
 from .common import add_input_options, read_input
 
@@ -113,7 +114,7 @@ def _open(data: bytes, args: argparse.Namespace) -> tuple[Any, list[Any]]:
         sf = open_save(data, args, dialect=None if args.dialect == "auto" else args.dialect,
                        salvage=args.salvage, framing=args.framing)
     except AmbiguousDialectError as e:
-        raise ambiguity(data, args, e.candidates) from None
+        raise ambiguity(e) from None
     note_damage(sf, "dump")
     return sf, sf.values
 
@@ -121,9 +122,10 @@ def _open(data: bytes, args: argparse.Namespace) -> tuple[Any, list[Any]]:
 def run(args: argparse.Namespace) -> int:
     from .common import TEXT_HEADER, header_of
 
-    data = read_input(args.file)
-    if _dump_resource(data, args):
-        return 0
+    data = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
+    show = VIEWS.get(kind_of(data).name)  # the kind, as gf.open tells it (godot_formats.documents.KINDS)
+    if show is not None:
+        return show(data, args)
     sf, values = _open(data, args)
     header = None if args.no_header or args.form == "tree" else header_of(sf)
     if args.form == "text":
@@ -143,24 +145,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dump_resource(data: bytes, args: argparse.Namespace) -> bool:
-    """A resource save (``.tres``/``.res``) shown as its ``.tres`` text, JSON or a tree; False for
-    anything else."""
-    from ..resources import open_resource, resource_form
-    from ..resources.views import resource_json, resource_tree
+def _dump_resource(data: bytes, args: argparse.Namespace) -> int:
+    """A resource save (``.tres``/``.res``) shown as its ``.tres`` text, JSON or a tree."""
+    from ..documents import open as open_document
+    from ..resources.jsondoc import dumps_resource
+    from ..resources.views import resource_tree
 
-    if resource_form(data) not in ("binary", "text"):
-        return False
-    rf = open_resource(data)
-    if args.form == "json":
-        sys.stdout.write(json.dumps(resource_json(rf), indent=None if args.compact else 2) + "\n")
+    rf = open_document(data)  # a scene is refused here, by name
+    if args.form == "json":  # laid out without recursion: any depth the readers take
+        sys.stdout.write(dumps_resource(rf, None if args.compact else 2, packed_base64=args.base64) + "\n")
     elif args.form == "tree":
         sys.stdout.writelines(line + "\n" for line in resource_tree(rf, max_elements=args.max_elements or None))
     else:
         sys.stdout.write(rf.to_bytes(format="text", allow_scripts=True).decode("utf-8"))
     for note in rf.notes:
         print(f"godot-formats dump: note: {note}", file=sys.stderr)
-    return True
+    return 0
+
+
+
+#: The views of the kinds other than the save (whose view is the rest of :func:`run`): one row per
+#: kind of :data:`godot_formats.documents.KINDS` that ``dump`` shows its own way.
+VIEWS: dict[str, Callable[[bytes, argparse.Namespace], int]] = {"resource": _dump_resource, "scene": _dump_resource}
 
 
 def _check_text_keeps(values: list[Any], d: Dialect) -> None:

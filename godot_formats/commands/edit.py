@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import GodotFormatsError
+from ..saves.containers import container
 from .common import (
     add_dialect_option,
     add_password_options,
@@ -90,7 +91,7 @@ def _render(sf: Any, path: Path, as_json: bool, lossy: list[int]) -> str:
         lines.append(f"{COMMENT}note: record {i + 1}: Godot text does not show this value exactly (sorted keys, "
                      "rounded floats); what you leave unchanged keeps its order and bits, what you change is "
                      "written as the text says (--json shows every bit)")
-    if sf.container == "store_var":
+    if container(sf.container).framed:
         lines.append(f"{COMMENT}{n} store_var record(s): add or remove records as values one after another")
     for i, v in enumerate(sf.values):
         if n > 1:
@@ -117,7 +118,7 @@ def parse_edit(text: str, sf: Any, as_json: bool, original_text_values: list[Any
             raise GodotFormatsError("a godot-formats save header cannot be edited here (the layers are kept)")
     else:
         values = text_values(text, sf.dialect, len(sf.values) if len(sf.values) == 1 else None)
-    if sf.container != "store_var" and len(values) != 1:
+    if not container(sf.container).framed and len(values) != 1:
         raise GodotFormatsError(f"this file holds one value ({sf.container}); the text holds {len(values)}")
     if original_text_values is not None:
         encoder = encoder_for(sf.dialect, True)

@@ -35,8 +35,8 @@ import json
 import sys
 from typing import Any
 
-from ..core.errors import EngineError, GodotFormatsError
-from .common import EXIT_BAD_INPUT, one_line, read_input
+from ..core.errors import GodotFormatsError
+from .common import EXIT_BAD_INPUT, EngineError, one_line, read_input
 
 ENGINES = ("godot3", "godot4")
 INSTALL = ("install the engines with scripts/install-oracles.sh from a clone of godot-formats "

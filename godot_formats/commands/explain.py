@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import struct
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..batch.onefile import told
 from ..core.errors import AmbiguousDialectError, DamagedFileError, GodotFormatsError
 from ..layers.framing import FramingError
+from ..saves.containers import container
 from ..saves.reading import LAYER_BY_NAME, Reading
 from ..views.explain import Field, explain_fields, format_lines
 from .common import EXIT_BAD_INPUT, add_input_options, ambiguity, credentials, located, read_input, resolve_input
@@ -52,32 +54,32 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     framing = "none" if args.offset is not None else args.framing
-    data = read_input(args.file)
+    data = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
     if args.offset is None:
-        from ..resources import resource_form
+        from ..documents.kinds import kind_of
 
-        form = resource_form(data)
-        if form in ("binary", "text"):
-            return _explain_resource(data, form)
+        show = VIEWS.get(kind_of(data).name)  # the kind, as gf.open tells it
+        if show is not None:
+            return show(data)
     try:
         source = _at_offset(data, args) if args.offset is not None else resolve_input(data, args, framing)
     except AmbiguousDialectError as e:
-        raise ambiguity(data, args, e.candidates) from None
+        raise ambiguity(e) from None
     except (DamagedFileError, FramingError) as e:  # FramingError: also the frames of a dump --framing
         if args.dialect == "auto":
             hint = f"--dialect {e.dialect}" if isinstance(e, DamagedFileError) else "--dialect D"
             raise GodotFormatsError(f"{located(e)} ({hint} explains its bytes up to the damage)") from None
         source = _as_given(data, args, framing, isinstance(e, DamagedFileError) and e.record is not None)
     layers = [LAYER_BY_NAME[name].describe(info) for name, info in source.peeled.infos.items()]
-    if source.container == "base64":
-        layers.append("base64-decoded")
+    if not container(source.container).plain:
+        layers.append(container(source.container).words(source) + ", decoded")
     data = source.inner
     if layers:
         print(f"# {', '.join(layers)}: offsets below are in those {len(data)} bytes")
     d = source.dialect
     print(f"# {d.name}: {d.description} [{source.why}]")
     errors: list[Field] = []
-    framed = source.container == "store_var"
+    framed = container(source.container).framed
 
     def fields() -> Iterator[Field]:
         for i, (start, end) in enumerate(source.spans):
@@ -96,28 +98,36 @@ def run(args: argparse.Namespace) -> int:
     # Written as it is made: the listing of a large file is never held whole.
     sys.stdout.writelines(line + "\n" for line in format_lines(fields(), data))
     if errors:
-        hint = " (add --allow-objects to list it)" if "allow_objects" in errors[0].text else ""
-        print(f"godot-formats explain: {errors[0].text[len('error: '):]}{hint}", file=sys.stderr)
+        error = errors[0].error  # what would list it (--allow-objects ...) is the error's remedy, said as a flag
+        said = told(error) if error is not None else errors[0].text[len("error: "):]
+        print(f"godot-formats explain: {said}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 
 
-def _explain_resource(data: bytes, form: str) -> int:
+def _explain_resource(data: bytes) -> int:
     """A resource save: a ``.res`` field by field, a ``.tres`` section and property by line."""
-    from ..resources.explain import explain_binary, explain_text
+    from ..layers.magic import resource_form
+    from ..resources.explain import BinaryListing, explain_text
 
-    if form == "text":
+    if resource_form(data) == "text":
         sys.stdout.writelines(line + "\n" for line in explain_text(data))
         return 0
-    fields, plain, error = explain_binary(data)
-    if plain is not data:
-        print(f"# RSCC: a compressed resource; offsets below are in its {len(plain)} decompressed bytes")
+    listing = BinaryListing(data)
+    if listing.plain is not data:
+        print(f"# RSCC: a compressed resource; offsets below are in its {len(listing.plain)} decompressed bytes")
     print("# a binary resource save (RSRC): every field as the reader reads it; nothing is loaded or run")
-    sys.stdout.writelines(line + "\n" for line in format_lines(fields, plain))
-    if error is not None:
-        print(f"godot-formats explain: {error}", file=sys.stderr)
+    # Written as the reader reads: the listing of a large file is never held whole.
+    sys.stdout.writelines(line + "\n" for line in format_lines(listing, listing.plain))
+    if listing.error is not None:
+        print(f"godot-formats explain: {listing.error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
+
+
+#: The listings of the kinds other than the save (whose listing is the rest of :func:`run`): one row
+#: per kind of :data:`godot_formats.documents.KINDS` that ``explain`` lists its own way.
+VIEWS: dict[str, Callable[[bytes], int]] = {"resource": _explain_resource}
 
 
 def _at_offset(data: bytes, args: argparse.Namespace) -> Reading:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.dialects import get_dialect
 from ..core.errors import EncodeError, GodotFormatsError
-from .common import add_dialect_option, read_input
+from .common import add_dialect_option, read_input, told
 
 FORMATS = ("auto", "json", "text")
 EXTENSIONS = {".json": "json", ".txt": "text", ".tres": "text", ".var": "text"}
@@ -129,11 +129,11 @@ def encode_values(values: list[Any], dialect: str, framing: str, full_objects: b
     blobs = []
     for i, v in enumerate(values):
         try:
-            blobs.append(dumps(v, dialect, full_objects=full_objects))
+            blobs.append(dumps(v, dialect, allow_objects=full_objects))
         except EncodeError as e:
             where = f"record {i + 1}: " if len(values) > 1 else ""  # from 1, as dump and set --record count
-            hint = "; add --allow-objects to write it in full" if "full_objects" in e.reason else ""
-            raise EncodeError(f"{where}{e.reason}{hint}", e.path) from None
+            numbered = EncodeError(path=e.path, **e.reason_in(where))  # the record named, the remedy kept
+            raise EncodeError(told(numbered)) from None
     if framing == "store_var":
         from ..saves.detection import frame_store_var
 
@@ -158,13 +158,8 @@ def save_bytes(header: dict[str, Any], values: list[Any], args: argparse.Namespa
     sf = SaveFile.from_header(header, values, password=password, key=key, allow_objects=args.allow_objects)
     try:
         data = sf.to_bytes()
-    except EncodeError as e:
-        reason = str(e)
-        if "password or key" in reason:
-            reason += " (--password, --key or GODOT_FORMATS_PASSWORD)"
-        elif "full_objects" in reason or "allow_objects" in reason:
-            reason += "; add --allow-objects to write it in full"
-        raise EncodeError(reason) from None
+    except EncodeError as e:  # what would help (--password, --allow-objects) is the error's remedy
+        raise EncodeError(told(e)) from None
     return data
 
 
@@ -173,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output not in (None, "-") and not args.hex:
         refuse_existing(args.output, args.overwrite)  # before any work, and before a password is asked for
-    raw = read_input(args.file)
+    raw = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
     header, values = parse_view(raw, args.source_format, args.dialect, args.file)
     if header is not None:
         out = save_bytes(header, values, args)

@@ -15,19 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import GodotFormatsError
+from ..documents.kinds import OpenOptions
 
 __all__ = ["open_resource_for_change", "write_resource_back", "text_dialect", "start_resource",
            "render_resource", "parse_resource_edit"]
 
 
 def open_resource_for_change(path: Path, data: bytes) -> Any | None:
-    """The ResourceFile in ``data`` when it is a resource save; None for anything else (a scene is
-    refused by name)."""
-    from ..resources import open_resource, resource_form
+    """The ResourceFile in ``data`` when it is a resource save; None for a save (a scene is refused by
+    name): the kind as ``gf.open`` tells it (:data:`godot_formats.documents.KINDS`)."""
+    from ..documents import kind_of
 
-    if resource_form(data[:64]) is None:
+    kind = kind_of(data)
+    if kind.name not in ("resource", "scene"):  # set and edit know the save's records and the resource's model
         return None
-    rf = open_resource(data)
+    rf = kind.read(data, path, OpenOptions())
     rf.path = path
     return rf
 
@@ -47,7 +49,7 @@ def write_resource_back(path: Path, original: bytes, rf: Any, command: str, allo
 
 def describe(rf: Any) -> str:
     form = f"binary format {rf.version}" if rf.format == "binary" else f"text format {rf.version}"
-    extra = (", compressed" if rf.compressed else "") + (", big-endian" if rf.big_endian else "")
+    extra = (", compressed" if rf.compression else "") + (", big-endian" if rf.byteorder == "big" else "")
     return f"Godot {rf.engine} resource, {form}{extra}"
 
 

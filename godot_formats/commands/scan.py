@@ -17,9 +17,9 @@ from typing import Any
 
 import attrs
 
-from ..core.errors import GodotFormatsError
+from ..core.errors import GodotFormatsError, NotRegularFileError
 from ..resources.opening import scan_file
-from .common import EXIT_BAD_INPUT, add_password_options, credentials, one_line, printable, read_input
+from .common import EXIT_BAD_INPUT, add_password_options, credentials, one_line, printable
 
 #: A file could not be read: the scan cannot vouch for it.
 EXIT_UNREADABLE = 2
@@ -51,11 +51,12 @@ def run(args: argparse.Namespace) -> int:
     password, key = credentials(args)
     for name in args.files:
         try:
-            source: Any = read_input(name) if name == "-" else name
+            source: Any = sys.stdin.buffer if name == "-" else name  # read by scan_file: bounded, never a FIFO
             findings = scan_file(source, password=password, key=key, user_dir=args.user_dir)
         except (GodotFormatsError, OSError) as e:
+            reason = e.reason if isinstance(e, NotRegularFileError) else one_line(e)  # the line names the file
             print(printable(f"godot-formats scan: {name}: cannot be scanned, so it is not known to be safe: "
-                            f"{one_line(e)}"), file=sys.stderr)
+                            f"{reason}"), file=sys.stderr)
             status = EXIT_UNREADABLE
             continue
         if findings and status == 0:

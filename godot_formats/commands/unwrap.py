@@ -50,7 +50,7 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.output not in (None, "-"):
         refuse_existing(args.output, args.overwrite)
-    data = read_input(args.file)
+    data = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
     if args.compressed is not None:
         from ..core.errors import DecodeError
         from ..layers.compression import decompress

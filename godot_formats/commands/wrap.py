@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output not in (None, "-"):
         refuse_existing(args.output, args.overwrite)
-    data = read_input(args.file)
+    data = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
     encryption = compression = None
     b64 = args.base64
     original_inner = None

@@ -172,7 +172,7 @@ def _read(data: bytes, dialect: Dialect, objects: bool) -> Any:
 
 
 def _write(value: Any, dialect: Dialect, objects: bool) -> bytes:
-    return dumps(value, dialect, full_objects=objects)
+    return dumps(value, dialect, allow_objects=objects)
 
 
 def _attempt(make: Callable[..., Any], *args: Any) -> Any:

@@ -25,8 +25,9 @@ from typing import Callable as _Fn
 from . import accel
 from . import types as t
 from .dialects import UNSUPPORTED, Dialect
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError, EncodeError, Remedy
 from .keys import KeyRules, Memo, python_keys_agree
+from .limits import MAX_BUFFER_SIZE, MAX_DEPTH
 from .registry import (
     BY_NAME,
     REGISTRY,
@@ -47,6 +48,8 @@ from .wire import (
     NODE_PATH_NEW_FORMAT,
     PADDING,
     Name,
+    Reader,
+    Writer,
     _f32,
     _u64,
     byte_buffer,
@@ -59,10 +62,10 @@ from .wire import (
 __all__ = ["Decoder", "Encoder", "decoder_for", "encoder_for", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_SIZE",
            "MARK_SMALL_INT64", "MARK_WIDE_REAL"]
 
-#: The engines refuse values nested deeper than this (Variant::MAX_RECURSION_DEPTH).
-DEFAULT_MAX_DEPTH = 1024
-#: The engines take a buffer length as an int32: no value is larger than this.
-DEFAULT_MAX_SIZE = 0x7FFFFFFF
+#: The engines refuse values nested deeper than this (Variant::MAX_RECURSION_DEPTH): :data:`.limits.MAX_DEPTH`.
+DEFAULT_MAX_DEPTH = MAX_DEPTH
+#: The engines take a buffer length as an int32: no value is larger than this (:data:`.limits.MAX_BUFFER_SIZE`).
+DEFAULT_MAX_SIZE = MAX_BUFFER_SIZE
 
 # Marks (Decoder.decode_marked): what a decode met with the 64-bit flag, where sibling versions part
 # (detection.sibling_marks), so that detection need not write the values again to tell them apart.
@@ -499,7 +502,7 @@ class Decoder:
             object_id = _u64.unpack_from(buf, pos)[0]
             return None, (t.EncodedObjectAsID(object_id) if object_id else None), pos + 8
         if not self.allow_objects:
-            raise DecodeError(start, "a full Object is only decoded with allow_objects=True")
+            raise DecodeError(start, "a full Object is only decoded with ", remedy=Remedy.ALLOW_OBJECTS)
         class_name, pos = self.read_string(buf, pos, end, "Object class name", self._padded_names)
         if not class_name:
             return None, None, pos  # what pre-3.2 engines and the 4.x page write for a null Object
@@ -1366,7 +1369,7 @@ def _located(error: Exception, root: Any, value: Any) -> EncodeError:
     if isinstance(error, EncodeError):
         if error.path or value is root:
             return error
-        return EncodeError(error.reason, _find_path(root, value) or "<inside>")
+        return EncodeError(path=_find_path(root, value) or "<inside>", **error.reason_in())
     # A field of the wrong type or range that no writer checks (a user-built value):
     # still only the library's error, with the path.
     reason = f"cannot encode a {type(value).__name__}: {error}"
@@ -1408,3 +1411,9 @@ def _find_path(root: Any, target: Any, limit: int = 100_000) -> str:
         elif isinstance(node, t.Object):
             todo.extend((v, f"{path}.{k}") for k, v in reversed(list(node.properties.items())))
     return ""
+
+
+# wire.py's payload functions see the reader and the writer through the roles it declares (it
+# cannot import this module): the type checker proves here that Decoder and Encoder play them.
+_READER: type[Reader] = Decoder
+_WRITER: type[Writer] = Encoder

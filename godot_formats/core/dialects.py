@@ -180,9 +180,17 @@ class Dialect:
     #: well, and the commoner dialect it cannot be told from when its own marker is absent.
     prior: float = 1.0
     sibling: str | None = None
+    #: ``detect()``: the dialect this one reads every byte exactly like (they differ only in how
+    #: they write), so one decoding serves both; tests/saves/test_detection.py checks the claim.
+    decodes_like: str | None = None
+    #: ``detect()``: the dialect this one reads like whenever that one writes exactly those bytes
+    #: for what it read (a double build reads what a single-precision build writes as that build
+    #: does: they part only on math values with the 64-bit flag, which a single build never
+    #: writes); tests/saves/test_detection.py checks the claim too.
+    reads_what_it_writes: str | None = None
     #: Whose Object class and property names full Objects use (3: Godot 2 and 3's
     #: ``Reference``, ``scancode`` ...; 4: Godot 4's): a conversion between the two
-    #: applies the class rules of :mod:`godot_formats.conversion`.
+    #: applies the class rules of :mod:`godot_formats.migration`.
     object_classes: int = attrs.field(default=attrs.Factory(lambda self: 4 if self.major >= 4 else 3, takes_self=True))
     _ids: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
 
@@ -382,6 +390,17 @@ def dialect_names() -> list[str]:
     return sorted({d.name for d in _REGISTRY.values()} - _UNLISTED)
 
 
+def unlisted_engines() -> list[str]:
+    """The engine dialects registered ``listed=False`` (Godot 2): left out of :func:`dialect_names`,
+    tried by ``detect()`` all the same, after the listed ones."""
+    return sorted(name for name in _UNLISTED if _REGISTRY[name].engine)
+
+
+def registered() -> list[Dialect]:
+    """Every registered dialect, listed or not, once each (aliases folded)."""
+    return sorted({id(d): d for d in _REGISTRY.values()}.values(), key=lambda d: d.name)
+
+
 GODOT4_TYPES = TYPE_NAMES
 
 # Godot 2.x (2.0-2.1.6): ids 0-28, with IMAGE (15) and INPUT_EVENT (19), which Godot 3
@@ -405,7 +424,7 @@ GODOT3 = register(Dialect(
 GODOT30 = register(attrs.evolve(
     GODOT3, name="godot3.0",
     description="Godot 3.0.x: as godot3, but every int is written 64-bit (fixed in 3.1)",
-    int_format=IntFormat.FLAG64, prior=0.9, sibling="godot3",
+    int_format=IntFormat.FLAG64, prior=0.9, sibling="godot3", decodes_like="godot3",
 ))
 GODOT2 = register(Dialect(
     # From the 2.x marshalls.cpp (decode_variant/encode_variant) and six engine.cfb files
@@ -421,7 +440,7 @@ GODOT2 = register(Dialect(
 ), "godot2.0", "godot2.1", listed=False)
 # Unlisted: no Godot 2 engine runs here, so the conformance kit and the engine checks that
 # go through dialect_names() cannot cover it.  detect() still tries it, after the listed
-# versions (detection.UNLISTED_ENGINES): a reading only Godot 2 makes wins, one it shares
+# versions (unlisted_engines()): a reading only Godot 2 makes wins, one it shares
 # with Godot 3 (ids 0-14, no flags) is reported as ambiguous between them.
 GODOT40 = register(Dialect(
     "godot4.0", "Godot 4.0-4.2 (38 types, no typed containers)", GODOT40_TYPES, object_script=ObjectScript.OBJECT,
@@ -440,7 +459,7 @@ GODOT4 = register(attrs.evolve(
 GODOT4_DOUBLE = register(attrs.evolve(
     GODOT4, name="godot4-double",
     description="Godot 4.4+ built with precision=double (64-bit math types, header flag set)",
-    real_is_double=True, prior=0.9, sibling="godot4",
+    real_is_double=True, prior=0.9, sibling="godot4", reads_what_it_writes="godot4",
 ))
 
 

@@ -20,22 +20,97 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import types as t
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError, EncodeError, Remedy
 from .switches import FLAG_64, I32, I64, REAL, FloatFormat, IntFormat, ObjectFormat, RidFormat
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .codec import Decoder, Encoder
-    from .registry import TypeSpec
 
 __all__ = [
     "NODE_PATH_NEW_FORMAT", "COUNT_MASK", "INT32_MAX", "pad4", "u32_at", "pack_u32", "u64_field", "int_text",
-    "float32_bytes", "Name",
+    "float32_bytes", "Name", "Switches", "Row", "Reader", "Writer",
 ]
+
+
+# --- what a payload function sees of its row, its dialect and its reader or writer -----------------
+# The codec (codec.py) and the rows (registry.py) stand above this module and hand themselves to
+# its functions: these protocols say what the functions use of them, so that this module imports
+# neither (not even for the type checker, which would make a circle of it); codec.py and registry.py
+# have the type checker prove that Decoder, Encoder and TypeSpec play the roles.  A plan's ``spec``
+# is Any: the codec's plans take its own TypeSpec, which a parameter typed Row would refuse.
+
+class Switches(Protocol):
+    """What a payload function reads of a :class:`~godot_formats.core.dialects.Dialect`."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def int_format(self) -> IntFormat: ...
+    @property
+    def float_format(self) -> FloatFormat: ...
+    @property
+    def real_is_double(self) -> bool: ...
+    @property
+    def rid_format(self) -> RidFormat: ...
+    @property
+    def object_format(self) -> ObjectFormat: ...
+    @property
+    def node_path_old_format(self) -> bool: ...
+    @property
+    def math_flag_64(self) -> bool: ...
+    @property
+    def int64_array_count_size(self) -> int: ...
+    @property
+    def typed_arrays(self) -> bool: ...
+    @property
+    def typed_dictionaries(self) -> bool: ...
+
+
+class Row(Protocol):
+    """What a payload function reads of its type's row (a :class:`~godot_formats.core.registry.TypeSpec`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def cls(self) -> type: ...
+    @property
+    def component(self) -> str | None: ...
+    @property
+    def width(self) -> int: ...
+
+
+class Reader(Protocol):
+    """What a reader uses of the :class:`~godot_formats.core.codec.Decoder` that calls it."""
+
+    @property
+    def dialect(self) -> Switches: ...
+    def need(self, pos: int, end: int, size: int, what: str) -> None: ...
+    def packed_count(self, buf: Any, pos: int, end: int, size: int, what: str) -> tuple[int, int]: ...
+    def read_string(self, buf: Any, pos: int, end: int, what: str = ..., padded: bool = ...) -> tuple[str, int]: ...
+    def read_packed_strings(self, buf: Any, pos: int, end: int) -> tuple[Any, int]: ...
+    def math_plan(self, spec: Any) -> tuple[struct.Struct, struct.Struct | None, Callable[[Any, Any], Any], Any]: ...
+
+
+class Writer(Protocol):
+    """What a writer uses of the :class:`~godot_formats.core.codec.Encoder` that calls it."""
+
+    @property
+    def dialect(self) -> Switches: ...
+    @property
+    def full_objects(self) -> bool: ...
+    @property
+    def node_path_padding(self) -> bytes: ...
+    def header(self, name: str) -> int: ...
+    def write_string(self, out: bytearray, value: str, padding: bytes = ...) -> None: ...
+    def write_raw_name(self, out: bytearray, value: str) -> None: ...
+    def elements(self, out: bytearray, value: Any) -> Iterator[Any] | None: ...
+    def container_type(self, ct: t.ContainerType | None) -> tuple[int, bytes]: ...
+    def write_string_elements(self, out: bytearray, value: t.PackedStringArray) -> None: ...
+    def math_plan(self, spec: Any) -> tuple[bytes, struct.Struct, Callable[[Any], Any]]: ...
+    def packed_plan(self, spec: Any) -> tuple[Callable[[int], bytes], str]: ...
+
 
 NODE_PATH_NEW_FORMAT = 0x80000000
 COUNT_MASK = 0x7FFFFFFF  # bit 31 of Array/Dictionary counts was the old "shared" flag
@@ -88,25 +163,25 @@ def float32_bytes(parts: Any) -> bytes:
 
 # --- scalars -------------------------------------------------------------------------------
 
-def read_nil(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_nil(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     return None, pos + 4
 
 
-def write_nil(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> None:
+def write_nil(enc: Writer, spec: Row, out: bytearray, value: Any) -> None:
     out += pack_u32(enc.header(spec.name))
 
 
-def read_bool(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_bool(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     dec.need(pos + 4, end, 4, "bool")
     return u32_at(buf, pos + 4)[0] != 0, pos + 8
 
 
-def write_bool(enc: Encoder, spec: TypeSpec, out: bytearray, value: bool) -> None:
+def write_bool(enc: Writer, spec: Row, out: bytearray, value: bool) -> None:
     out += pack_u32(enc.header("bool"))
     out += b"\1\0\0\0" if value else b"\0\0\0\0"
 
 
-def read_int(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_int(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     if header & FLAG_64 or dec.dialect.int_format == IntFormat.I64:
         dec.need(pos + 4, end, 8, "64-bit int")
         return _i64.unpack_from(buf, pos + 4)[0], pos + 12
@@ -114,7 +189,7 @@ def read_int(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end:
     return _i32.unpack_from(buf, pos + 4)[0], pos + 8
 
 
-def write_int(enc: Encoder, spec: TypeSpec, out: bytearray, value: int) -> None:
+def write_int(enc: Writer, spec: Row, out: bytearray, value: int) -> None:
     fmt = enc.dialect.int_format
     value = int(value)  # an int subclass (IntEnum ...) is written as its number
     if not -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
@@ -133,7 +208,7 @@ def write_int(enc: Encoder, spec: TypeSpec, out: bytearray, value: int) -> None:
         out += _i64.pack(value)
 
 
-def read_float(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_float(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     fmt = dec.dialect.float_format
     if (header & FLAG_64 and fmt != FloatFormat.F32) or fmt == FloatFormat.F64:
         dec.need(pos + 4, end, 8, "64-bit float")
@@ -142,7 +217,7 @@ def read_float(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, en
     return _f32.unpack_from(buf, pos + 4)[0], pos + 8
 
 
-def write_float(enc: Encoder, spec: TypeSpec, out: bytearray, value: float) -> None:
+def write_float(enc: Writer, spec: Row, out: bytearray, value: float) -> None:
     fmt = enc.dialect.float_format
     value = float(value)
     if fmt == FloatFormat.F64:
@@ -165,26 +240,26 @@ def write_float(enc: Encoder, spec: TypeSpec, out: bytearray, value: float) -> N
 
 # --- strings and names ---------------------------------------------------------------------
 
-def read_string(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_string(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     return dec.read_string(buf, pos + 4, end)
 
 
-def write_string(enc: Encoder, spec: TypeSpec, out: bytearray, value: str) -> None:
+def write_string(enc: Writer, spec: Row, out: bytearray, value: str) -> None:
     out += pack_u32(enc.header("String"))
     enc.write_string(out, value)
 
 
-def read_string_name(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_string_name(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     text, pos = dec.read_string(buf, pos + 4, end, "StringName")
     return t.StringName(text), pos
 
 
-def write_string_name(enc: Encoder, spec: TypeSpec, out: bytearray, value: str) -> None:
+def write_string_name(enc: Writer, spec: Row, out: bytearray, value: str) -> None:
     out += pack_u32(enc.header("StringName"))
     enc.write_string(out, value)
 
 
-def read_node_path(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_node_path(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     pos += 4
     dec.need(pos, end, 4, "NodePath name count")
     if not u32_at(buf, pos)[0] & NODE_PATH_NEW_FORMAT:
@@ -209,7 +284,7 @@ def read_node_path(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int
     return t.NodePath(names=parts[:name_count], subnames=parts[name_count:], absolute=bool(flags & 1)), pos
 
 
-def write_node_path(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.NodePath) -> None:
+def write_node_path(enc: Writer, spec: Row, out: bytearray, value: t.NodePath) -> None:
     out += pack_u32(enc.header("NodePath"))
     out += struct.pack("<III", len(value.names) | NODE_PATH_NEW_FORMAT, len(value.subnames), int(value.absolute))
     for part in chain(value.names, value.subnames):
@@ -218,7 +293,7 @@ def write_node_path(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.NodeP
 
 # --- references ----------------------------------------------------------------------------
 
-def read_rid(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_rid(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     rid_format = dec.dialect.rid_format
     if rid_format == RidFormat.NONE:
         return t.RID(), pos + 4
@@ -228,7 +303,7 @@ def read_rid(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end:
     return t.RID(_u64.unpack_from(buf, pos + 4)[0]), pos + 12
 
 
-def write_rid(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.RID) -> None:
+def write_rid(enc: Writer, spec: Row, out: bytearray, value: t.RID) -> None:
     rid_format = enc.dialect.rid_format
     if rid_format == RidFormat.UNSUPPORTED:
         raise EncodeError(f"{enc.dialect.name} has no RID encoding")
@@ -237,21 +312,21 @@ def write_rid(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.RID) -> Non
         out += _u64.pack(u64_field(value.id, "RID id"))
 
 
-def read_callable(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_callable(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     return t.Callable(), pos + 4
 
 
-def write_callable(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.Callable) -> None:
+def write_callable(enc: Writer, spec: Row, out: bytearray, value: t.Callable) -> None:
     out += pack_u32(enc.header("Callable"))
 
 
-def read_signal(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_signal(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     name, pos = dec.read_string(buf, pos + 4, end, "Signal name")
     dec.need(pos, end, 8, "Signal object id")
     return t.Signal(name, _u64.unpack_from(buf, pos)[0]), pos + 8
 
 
-def write_signal(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.Signal) -> None:
+def write_signal(enc: Writer, spec: Row, out: bytearray, value: t.Signal) -> None:
     out += pack_u32(enc.header("Signal"))
     enc.write_string(out, value.name)
     out += _u64.pack(u64_field(value.object_id, "Signal object id"))
@@ -259,18 +334,18 @@ def write_signal(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.Signal) 
 
 # --- Objects -------------------------------------------------------------------------------
 
-def read_object_header(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_object_header(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     """Godot 2's encoder writes an Object as its type header alone: it reads back as null."""
     return None, pos + 4
 
 
-def write_object(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> Iterator[Any] | None:
+def write_object(enc: Writer, spec: Row, out: bytearray, value: Any) -> Iterator[Any] | None:
     if isinstance(value, t.EncodedObjectAsID):
         _write_object_id(enc, out, value)
         return None
     if not enc.full_objects:
-        raise EncodeError(f"Object {value.class_name} is only written with full_objects=True "
-                          "(an instance id is written from EncodedObjectAsID)")
+        raise EncodeError(f"Object {value.class_name} is only written with ", remedy=Remedy.FULL_OBJECTS,
+                          then=" (an instance id is written from EncodedObjectAsID)")
     if enc.dialect.object_format == ObjectFormat.HEADER:
         raise EncodeError(f"{enc.dialect.name} cannot write a full Object: its encoder writes the type header alone")
     out += pack_u32(_object_header(enc, False))
@@ -282,14 +357,14 @@ def write_object(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> It
     return chain.from_iterable((Name(k), v) for k, v in props.items())
 
 
-def _object_header(enc: Encoder, as_id: bool) -> int:
+def _object_header(enc: Writer, as_id: bool) -> int:
     form = enc.dialect.object_format
     if form == ObjectFormat.UNSUPPORTED:
         raise EncodeError(f"{enc.dialect.name} has no Object encoding")
     return enc.header("Object") | (FLAG_64 if as_id and form == ObjectFormat.ENGINE else 0)
 
 
-def _write_object_id(enc: Encoder, out: bytearray, value: t.EncodedObjectAsID) -> None:
+def _write_object_id(enc: Writer, out: bytearray, value: t.EncodedObjectAsID) -> None:
     form = enc.dialect.object_format
     if form == ObjectFormat.HEADER:  # Godot 2 writes no id: the header alone
         u64_field(value.object_id, "object id")
@@ -304,7 +379,7 @@ def _write_object_id(enc: Encoder, out: bytearray, value: t.EncodedObjectAsID) -
 
 # --- containers: their own fields; the elements go through the encoder's stack ---------------
 
-def write_array(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> Iterator[Any] | None:
+def write_array(enc: Writer, spec: Row, out: bytearray, value: Any) -> Iterator[Any] | None:
     if isinstance(value, t.TypedArray):
         if not enc.dialect.typed_arrays:
             raise EncodeError(f"{enc.dialect.name} has no typed Arrays (Godot 4.3+)")
@@ -317,7 +392,7 @@ def write_array(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> Ite
     return enc.elements(out, value)
 
 
-def write_dictionary(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> Iterator[Any] | None:
+def write_dictionary(enc: Writer, spec: Row, out: bytearray, value: Any) -> Iterator[Any] | None:
     typed = isinstance(value, t.TypedDictionary) and (value.key_type is not None or value.value_type is not None)
     if typed:
         if not enc.dialect.typed_dictionaries:
@@ -335,7 +410,7 @@ def write_dictionary(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -
 
 # --- math types ----------------------------------------------------------------------------
 
-def read_math(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_math(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     narrow, wide, make, arg = dec.math_plan(spec)
     s = wide if (wide is not None and header & FLAG_64) else narrow
     if end - pos - 4 < s.size:
@@ -348,7 +423,7 @@ def read_math(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end
     return make(arg, parts), pos + 4 + s.size
 
 
-def write_math(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> None:
+def write_math(enc: Writer, spec: Row, out: bytearray, value: Any) -> None:
     header, fmt, parts_of = enc.math_plan(spec)
     out += header
     parts = parts_of(value)
@@ -364,7 +439,7 @@ def write_math(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> None
 
 # --- packed arrays -------------------------------------------------------------------------
 
-def read_packed_bytes(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_packed_bytes(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     count, start = dec.packed_count(buf, pos + 4, end, 1, "PackedByteArray")
     # The engine does not require the final padding to be present.
     return bytes(buf[start:start + count]), min(start + count + pad4(count), end)
@@ -381,7 +456,7 @@ def byte_buffer(value: Any) -> Any:
     return value
 
 
-def write_packed_bytes(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any) -> None:
+def write_packed_bytes(enc: Writer, spec: Row, out: bytearray, value: Any) -> None:
     value = byte_buffer(value)
     out += pack_u32(enc.header("PackedByteArray"))
     n = memoryview(value).nbytes
@@ -390,13 +465,13 @@ def write_packed_bytes(enc: Encoder, spec: TypeSpec, out: bytearray, value: Any)
     out += PADDING[-n & 3]
 
 
-def packed_layout(spec: TypeSpec, wide: bool, count_size_64: int) -> tuple[str, int, int]:
+def packed_layout(spec: Row, wide: bool, count_size_64: int) -> tuple[str, int, int]:
     """(array typecode, bytes per number, bytes of the count) of a packed array's payload."""
     typecode, size = ("d", 8) if wide else COMPONENT_FORMATS[spec.component or ""]
     return typecode, size, (count_size_64 if spec.component == I64 else 4)
 
 
-def read_packed(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_packed(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     d = dec.dialect
     wide = spec.component == REAL and d.math_flag_64 and bool(header & FLAG_64)
     tc, size, count_size = packed_layout(spec, wide, d.int64_array_count_size)
@@ -418,7 +493,7 @@ def read_packed(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, e
     return packed, stop
 
 
-def write_packed(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.PackedArray) -> None:
+def write_packed(enc: Writer, spec: Row, out: bytearray, value: t.PackedArray) -> None:
     head, typecode = enc.packed_plan(spec)
     out += head(len(value))
     if value.data.typecode == typecode and not _BIG_ENDIAN:
@@ -427,11 +502,11 @@ def write_packed(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.PackedAr
         out += value.to_bytes(typecode)
 
 
-def read_packed_strings(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_packed_strings(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     return dec.read_packed_strings(buf, pos, end)
 
 
-def write_packed_strings(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.PackedStringArray) -> None:
+def write_packed_strings(enc: Writer, spec: Row, out: bytearray, value: t.PackedStringArray) -> None:
     out += pack_u32(enc.header("PackedStringArray"))
     out += pack_u32(len(value))
     enc.write_string_elements(out, value)
@@ -439,7 +514,7 @@ def write_packed_strings(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.
 
 # --- Godot 2 ---------------------------------------------------------------------------------
 
-def read_image(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_image(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     """Godot 2: format, mipmaps, width, height, data length, data, padding to 4."""
     pos += 4
     dec.need(pos, end, 20, "Image header")
@@ -451,7 +526,7 @@ def read_image(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, en
     return t.Image(fmt, mipmaps, width, height, bytes(buf[start:start + n])), min(start + n + pad4(n), end)
 
 
-def write_image(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.Image) -> None:
+def write_image(enc: Writer, spec: Row, out: bytearray, value: t.Image) -> None:
     out += pack_u32(enc.header("Image"))
     n = len(value.data)
     out += struct.pack("<5I", value.format, value.mipmaps, value.width, value.height, n)
@@ -459,7 +534,7 @@ def write_image(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.Image) ->
     out += PADDING[-n & 3]  # zeros; the engine leaves these bytes unwritten
 
 
-def read_input_event(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
+def read_input_event(dec: Reader, spec: Row, buf: Any, pos: int, header: int, end: int) -> tuple[Any, int]:
     """Godot 2: u32 event type, u32 device, u32 size, then the type's payload words.
 
     How many payload words follow is decided by the event type, as the engine's
@@ -475,7 +550,7 @@ def read_input_event(dec: Decoder, spec: TypeSpec, buf: Any, pos: int, header: i
     return event, pos + 12 + 4 * words
 
 
-def write_input_event(enc: Encoder, spec: TypeSpec, out: bytearray, value: t.InputEvent) -> None:
+def write_input_event(enc: Writer, spec: Row, out: bytearray, value: t.InputEvent) -> None:
     out += pack_u32(enc.header("InputEvent"))
     payload = value.payload
     words = t.INPUT_EVENT_PAYLOAD_WORDS.get(value.type, 0)

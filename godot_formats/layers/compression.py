@@ -52,7 +52,9 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import attrs
 
 from ..core.errors import DecodeError, EncodeError, SizeLimitError
+from ..core.limits import MAX_FILE_SIZE
 from . import fastlz
+from .layer import Layer
 
 FASTLZ = 0
 DEFLATE = 1
@@ -65,9 +67,9 @@ GCPF_MAGIC = b"GCPF"
 RSCC_MAGIC = b"RSCC"
 _MAGICS = (GCPF_MAGIC, RSCC_MAGIC)
 DEFAULT_BLOCK_SIZE = 4096
-#: Default cap on a GCPF file's plaintext: a save file larger than this is
-#: unlikely, and a hostile header cannot make a reader produce more.
-DEFAULT_MAX_SIZE = 256 * 1024 * 1024
+#: Default cap on a GCPF file's plaintext: every kind of file's (:data:`..core.limits.MAX_FILE_SIZE`);
+#: a hostile header cannot make a reader produce more.
+DEFAULT_MAX_SIZE = MAX_FILE_SIZE
 
 #: zlib's ``OS_CODE`` in the engines' builds (Unix and the web build); Windows
 #: builds write 10 or 11 and Apple ones 7 or 19, so a rewrite keeps the file's own.
@@ -644,3 +646,35 @@ def write_gcpf(plaintext: bytes, info: GcpfInfo, *, allow_brotli_write: bool = F
     header = _HEADER.pack(info.magic, info.mode, bs, total)
     sizes = struct.pack(f"<{len(blocks)}I", *(len(b) for b in blocks))
     return b"".join([header, sizes, *blocks, info.magic])
+
+
+# -- the layer's row -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class BareStream:
+    """The layer of a bare ``PackedByteArray.compress(mode)`` stream: one stream, no header."""
+
+    mode: int
+
+    @property
+    def mode_name(self) -> str:
+        return f"{mode_info(self.mode).name} (bare stream)"
+
+
+def _write_layer(plaintext: bytes, info: Any, key: bytes | None) -> bytes:
+    if isinstance(info, BareStream):
+        return compress(plaintext, info.mode)
+    return write_gcpf(plaintext, info)
+
+
+def describe(info: Any) -> str:
+    """The layer in words: ``compressed (Zstd)``."""
+    return f"compressed ({info.mode_name})"
+
+
+#: The compression layer (``FileAccessCompressed``): ``GCPF``, or ``RSCC`` for a compressed resource
+#: (same layout); a bare stream has no magic and is named by the caller (``compressed=``).
+LAYER = Layer("compression", (GCPF_MAGIC, RSCC_MAGIC),
+              lambda data, key, max_size: read_gcpf_prefix(data, max_size=max_size), _write_layer, describe,
+              "of the decompressed data", "compressed", gcpf_header_size, lambda info: None)

@@ -34,21 +34,18 @@ encrypted data are ignored (a PCK holds other files after each one).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
 import struct
-from typing import Union
+from typing import Any, Union
 
 import attrs
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-try:  # cryptography 43+ keeps CFB here (its old place warns, and goes in 49)
-    from cryptography.hazmat.decrepit.ciphers.modes import CFB as _CFB
-except ImportError:  # pragma: no cover - cryptography 42
-    _CFB = modes.CFB  # type: ignore[misc]
 
 from ..core.errors import DecodeError, InvalidKeyError, PasswordRequiredError, WrongPasswordError
+from ..core.limits import MAX_FILE_SIZE
+from .layer import Layer
 
 __all__ = [
     "KEY_SIZE", "IV_SIZE", "DEFAULT_MAX_SIZE", "GdecInfo", "WrongPasswordError", "PasswordRequiredError",
@@ -61,8 +58,8 @@ Buffer = Union[bytes, bytearray, memoryview]
 KEY_SIZE = 32
 #: Godot 4's IV, stored in the file; ``open_encrypted`` (4.4+) refuses any other size.
 IV_SIZE = 16
-#: Refuse larger inputs unless asked: the engines read files into int32-sized buffers.
-DEFAULT_MAX_SIZE = 0x7FFFFFFF
+#: Refuse larger inputs unless asked: every kind of file's limit (:data:`..core.limits.MAX_FILE_SIZE`).
+DEFAULT_MAX_SIZE = MAX_FILE_SIZE
 
 _BLOCK = 16
 # The engines store the magic with store_32(0x43454447): "GDEC" little-endian, "CEDG" swapped.
@@ -184,28 +181,46 @@ def _pad16(n: int) -> int:
     return -(-n // _BLOCK) * _BLOCK
 
 
+@functools.cache
+def _aes() -> tuple[Any, Any, Any, Any]:
+    """``cryptography``'s Cipher, algorithms, modes and CFB, imported the first time a file is
+    decrypted or encrypted: opening a save that is not encrypted never pays for it."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    cfb: Any
+    try:  # cryptography 43+ keeps CFB here (its old place warns, and goes in 49)
+        from cryptography.hazmat.decrepit.ciphers.modes import CFB as cfb
+    except ImportError:  # pragma: no cover - cryptography 42
+        cfb = modes.CFB
+    return Cipher, algorithms, modes, cfb
+
+
 def _ecb_decrypt(key: bytes, data: Buffer) -> bytes:
+    Cipher, algorithms, modes, _ = _aes()  # noqa: N806
     d = Cipher(algorithms.AES(key), modes.ECB()).decryptor()
-    return d.update(data) + d.finalize()
+    return bytes(d.update(data) + d.finalize())
 
 
 def _ecb_encrypt(key: bytes, *parts: Buffer) -> list[bytes]:
     """The ciphertext of ``parts`` one after the other, in pieces for the caller's one join (no
     padded copy of a large plaintext)."""
+    Cipher, algorithms, modes, _ = _aes()  # noqa: N806
     e = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
     return [*map(e.update, parts), e.finalize()]
 
 
 def _cfb_decrypt(key: bytes, iv: bytes, data: memoryview) -> bytes:
     """CFB-128 decryption (mbedtls_aes_crypt_cfb128 from iv_off 0), by OpenSSL in one pass."""
-    d = Cipher(algorithms.AES(key), _CFB(iv)).decryptor()
-    return d.update(data) + d.finalize()
+    Cipher, algorithms, _, CFB = _aes()  # noqa: N806
+    d = Cipher(algorithms.AES(key), CFB(iv)).decryptor()
+    return bytes(d.update(data) + d.finalize())
 
 
 def _cfb_encrypt(key: bytes, iv: bytes, *parts: Buffer) -> list[bytes]:
     """CFB-128 encryption (mbedtls_aes_crypt_cfb128 from iv_off 0 over whole blocks): C_i = P_i XOR E(C_i-1),
     by OpenSSL in one pass (it was a Python loop over the blocks), in pieces as :func:`_ecb_encrypt`."""
-    e = Cipher(algorithms.AES(key), _CFB(iv)).encryptor()
+    Cipher, algorithms, _, CFB = _aes()  # noqa: N806
+    e = Cipher(algorithms.AES(key), CFB(iv)).encryptor()
     return [*map(e.update, parts), e.finalize()]
 
 
@@ -344,9 +359,8 @@ def read_gdec(
         raise DecodeError(0, f"the input is {len(view)} bytes, over max_size={max_size}")
     layouts = _layouts(view, magic)
     if k is None:
-        raise PasswordRequiredError(
-            0, f"the file is encrypted ({_version_text(layouts)}): it needs a password or key (--password or --key)",
-            tuple(sorted({lay.info.version for lay in layouts})))
+        raise PasswordRequiredError(0, f"the file is encrypted ({_version_text(layouts)}): it needs a password or "
+                                       "key: give ", tuple(sorted({lay.info.version for lay in layouts})))
     for layout in layouts:
         plain = _decrypt(layout, view, k)
         if plain is not None:
@@ -402,3 +416,24 @@ def write_gdec(plaintext: Buffer, info: GdecInfo, *, key: Buffer | None = None, 
     iv = info.iv if info.iv is not None else os.urandom(IV_SIZE)
     header = (struct.pack("<I", _MAGIC) if info.magic else b"") + digest + struct.pack("<Q", n) + iv
     return b"".join([header, *_cfb_encrypt(k, iv, plain, padding)])
+
+
+# -- the layer's row -----------------------------------------------------------------------------
+
+
+def _read_layer(data: bytes, key: bytes | None, max_size: int) -> tuple[bytes, GdecInfo, int]:
+    plaintext, info = read_gdec(data, key=key, max_size=max_size)
+    return plaintext, info, gdec_size(info, len(plaintext))
+
+
+def describe(info: GdecInfo) -> str:
+    """The layer in words: ``encrypted (Godot 3, AES-256-ECB, big-endian header)``."""
+    return (f"encrypted (Godot {info.version}, {'AES-256-ECB' if info.version == 3 else 'AES-256-CFB'}"
+            f"{', big-endian header' if info.big_endian else ''})")
+
+
+#: The encryption layer (``FileAccessEncrypted``): ``GDEC``, or ``CEDG`` for a Godot 3 header written
+#: after ``endian_swap``.
+LAYER = Layer("encryption", (b"GDEC", b"CEDG"), _read_layer,
+              lambda plaintext, info, key: write_gdec(plaintext, info, key=key), describe,
+              "of the decrypted data", "encrypted", gdec_header_size, gdec_data_start)

@@ -30,9 +30,10 @@ from typing import Any
 
 import attrs
 
-from ..core.codec import DEFAULT_MAX_SIZE, Decoder, encoder_for
+from ..core.codec import Decoder, encoder_for
 from ..core.dialects import Dialect, get_dialect
 from ..core.errors import DecodeError, EncodeError, quoted
+from ..core.limits import MAX_FILE_SIZE
 
 __all__ = ["EcfgInfo", "read_ecfg", "write_ecfg", "MAGIC"]
 
@@ -93,7 +94,7 @@ def read_ecfg(
     dialect: str | Dialect,
     *,
     allow_objects: bool = True,
-    max_size: int = DEFAULT_MAX_SIZE,
+    max_size: int = MAX_FILE_SIZE,
     strict: bool = False,
 ) -> tuple[dict[str, Any], EcfgInfo]:
     """The settings of an ``ECFG`` file (name -> value, in file order), and its :class:`EcfgInfo`.

@@ -21,21 +21,36 @@ same bytes without the magic, whose offsets then count in the decompressed strea
 
 Reading is one pass with explicit stacks (no recursion on the file's data), every count and
 length checked against the bytes left, and every reference checked against its table: a bad
-file is a :class:`DecodeError` naming the byte offset.
+file is a :class:`DecodeError` naming the byte offset.  What a file may make us allocate follows
+its own bytes, compressed or not: an RSCC file inflates to :data:`RSCC_MAX_RATIO` times its size
+at most, and the objects the reading makes (values, strings, resources) are counted against
+:data:`OBJECTS_PER_BYTE` per byte of the file (:class:`SizeLimitError` past it).  The reading is a
+generator that pauses every :data:`STEP` objects, so :mod:`.explain` lists a file as it is read.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from typing import Any, Callable, Iterator
+import sys
+from array import array
+from typing import Any, Callable, Generator, Iterator, TypeVar
 
 from ..core import types as t
-from ..core.errors import DecodeError, EncodeError
+from ..core.errors import DecodeError, EncodeError, SizeLimitError
 from ..core.keys import GODOT3_KEYS, GODOT4_KEYS, python_keys_agree
+from ..core.limits import (
+    MAX_FILE_SIZE,
+    MAX_RESOURCE_DEPTH,
+    OBJECT_FLOOR,
+    OBJECTS_PER_BYTE,
+    RATIO_FLOOR,
+    RSCC_MAX_RATIO,
+)
 from ..core.registry import BY_NAME, Family, TypeSpec, spec_for
 from ..core.switches import F32, F64, I32, I64, REAL, U8
 from ..layers.compression import RSCC_MAGIC, GcpfInfo, read_gcpf, write_gcpf
+from ..layers.magic import RESOURCE_MAGICS, RSRC_MAGIC
 from .ids import (
     BY_ID,
     FLAG_HAS_SCRIPT_CLASS,
@@ -53,20 +68,36 @@ from .ids import (
 )
 from .model import WRITERS, ExtResource, Resource, ResourceFile, values_in
 
-__all__ = ["RSRC_MAGIC", "read_binary", "write_binary", "is_binary_resource"]
+__all__ = ["RSRC_MAGIC", "read_binary", "write_binary", "is_binary_resource", "RSCC_MAX_RATIO", "OBJECTS_PER_BYTE",
+           "OBJECT_FLOOR", "object_budget"]
 
-RSRC_MAGIC = b"RSRC"
 #: ``ResourceUID::INVALID_ID`` (-1) as the u64 the files hold: "no uid".
 _NO_UID = 0xFFFFFFFFFFFFFFFF
 _DECIMAL = re.compile(r"[0-9]{1,9}")
-#: Deeper nesting of Arrays and Dictionaries than this is refused (the engine recurses).
-MAX_DEPTH = 1024
+#: Deeper nesting of Arrays and Dictionaries than this is refused (the engine recurses):
+#: :data:`godot_formats.core.limits.MAX_RESOURCE_DEPTH`.
+MAX_DEPTH = MAX_RESOURCE_DEPTH
 _NUMBER = {I32: "i", I64: "q", F32: "f", F64: "d", U8: "B"}
+
+#: Objects read between two pauses of the reading, where :mod:`.explain` hands out its lines.
+STEP = 4096
+_SWAP = {"<": sys.byteorder == "big", ">": sys.byteorder == "little"}  # by the file's byte order
+_T = TypeVar("_T")
+#: A reading that pauses (yields) every :data:`STEP` objects and returns what it read.
+Steps = Generator[None, None, _T]
+
+
+def object_budget(size: int, max_objects: int | None = None) -> int:
+    """The objects reading a ``size``-byte file may make: ``max_objects`` (0: no bound), or
+    :data:`OBJECTS_PER_BYTE` per byte, :data:`OBJECT_FLOOR` at least."""
+    if max_objects is not None:
+        return max_objects or sys.maxsize
+    return max(OBJECT_FLOOR, OBJECTS_PER_BYTE * size)
 
 
 def is_binary_resource(data: bytes) -> bool:
     """Whether ``data`` starts as a binary resource file does (``RSRC`` or ``RSCC``)."""
-    return data[:4] in (RSRC_MAGIC, RSCC_MAGIC)
+    return data[:4] in RESOURCE_MAGICS
 
 
 class _Reader:
@@ -79,6 +110,29 @@ class _Reader:
         self.u64 = struct.Struct(self.order + "Q")
         self.real_is_double = False
         self.depth = 0  # how deep in the file's structure the next read is (for :mod:`.explain`)
+        #: Objects made so far, how many may be (:func:`object_budget`), and when to pause next.
+        self.made, self.budget, self.next_step = 0, sys.maxsize, STEP
+        self.size = len(data)  # the size of the file as given, which the budget follows
+
+    def charge(self, n: int, what: str, at: int | None = None) -> None:
+        """Count ``n`` objects about to be made; past the budget, refuse the file before making them."""
+        self.made += n
+        if self.made > self.budget:
+            raise SizeLimitError(self.base + (self.pos if at is None else at),
+                                 f"{what}: the reading would make more than {self.budget} objects (values, strings, "
+                                 f"resources), the budget of a file of {self.size} bytes ({OBJECTS_PER_BYTE} a byte, "
+                                 f"{OBJECT_FLOOR} at least): a file built to expand, or one far larger than any save "
+                                 "(max_objects= lifts it)")
+
+    def due(self) -> bool:
+        """Whether :data:`STEP` objects were made since the last pause (then the reading pauses)."""
+        if self.made < self.next_step:
+            return False
+        self.next_step = self.made + STEP
+        return True
+
+    def start_resource(self, offset: int) -> None:
+        """The reading moves to the resource at ``offset`` (a listing follows it: :mod:`.explain`)."""
 
     def fail(self, reason: str, at: int | None = None) -> DecodeError:
         return DecodeError(self.base + (self.pos if at is None else at), reason)
@@ -101,6 +155,15 @@ class _Reader:
         size = struct.calcsize(code)
         at = self.need(size * count, what)
         return struct.unpack_from(f"{self.order}{count}{code}", self.data, at)
+
+    def read_array(self, kind: str, count: int, what: str) -> array[Any]:
+        """``count`` numbers as one ``array.array`` (no object per number), in this machine's order."""
+        out = array(_NUMBER[kind if kind != REAL else (F64 if self.real_is_double else F32)])
+        at = self.need(out.itemsize * count, what)
+        out.frombytes(self.data[at:self.pos])
+        if _SWAP[self.order]:
+            out.byteswap()
+        return out
 
     def read_string(self, what: str) -> str:
         n = self.read_u32(what + " length")
@@ -125,50 +188,87 @@ class _Reader:
 # --- reading ----------------------------------------------------------------------------------
 
 
-def read_binary(data: bytes | bytearray | memoryview, *, max_size: int = 256 * 1024 * 1024,
-                max_ratio: int = 100) -> ResourceFile:
+def read_binary(data: bytes | bytearray | memoryview, *, max_size: int = MAX_FILE_SIZE,
+                max_ratio: int = RSCC_MAX_RATIO, max_objects: int | None = None) -> ResourceFile:
     """The resource file in ``data`` (``RSRC`` or ``RSCC``), parsed; nothing is loaded or run.
 
-    A compressed file decompresses to at most ``max_ratio`` times its size (1 MiB at least) and
-    ``max_size`` at most, as every compressed layer does (docs/security.md)."""
+    A compressed file inflates to at most ``max_ratio`` times its size (:data:`RSCC_MAX_RATIO`;
+    1 MiB at least, ``max_size`` at most; 0 lifts it), and the reading makes at most
+    ``max_objects`` objects (:func:`object_budget` of the file's size; 0 lifts it): past either,
+    :class:`SizeLimitError` (docs/security.md)."""
     data = bytes(data)
+    budget = object_budget(len(data), max_objects)
     if data[:4] == RSCC_MAGIC:
-        plain, info = read_gcpf(data, max_size=min(max_size, max(1 << 20, max_ratio * len(data))))
-        rf = _read_rsrc(plain, 0, base=0)
-        rf.compressed = info.mode_name
+        plain, info = inflate(data, max_size, max_ratio)
+        try:
+            rf = _read_rsrc(plain, 0, base=0, budget=budget, size=len(data))
+        except DecodeError as e:
+            e.where = stream_where(data, e.offset)
+            raise
+        rf.compression = info.mode_name
         rf.layout["gcpf"] = info
         rf.layout["source"] = data
         rf.layout["plain"] = plain
         return rf
     if data[:4] != RSRC_MAGIC:
         raise DecodeError(0, f"not a binary resource file: it starts with {data[:4]!r}, not RSRC or RSCC")
-    rf = _read_rsrc(data, 4, base=0)
+    rf = _read_rsrc(data, 4, base=0, budget=budget, size=len(data))
     rf.layout["source"] = data
     return rf
 
 
-def _read_rsrc(data: bytes, pos: int, base: int, reader: type[_Reader] | None = None) -> ResourceFile:
+def inflate(data: bytes, max_size: int = MAX_FILE_SIZE, max_ratio: int = RSCC_MAX_RATIO) -> tuple[bytes, GcpfInfo]:
+    """The decompressed stream of the RSCC file ``data``: ``max_ratio`` times its size at most
+    (:data:`RSCC_MAX_RATIO`, :data:`~godot_formats.core.limits.RATIO_FLOOR` at least, 0: no
+    bound), ``max_size`` at most."""
+    bound = max_size if not max_ratio else min(max_size, max(RATIO_FLOOR, max_ratio * len(data)))
+    try:
+        return read_gcpf(data, max_size=bound)
+    except SizeLimitError as e:
+        if bound == max_size:
+            raise
+        raise SizeLimitError(e.offset, f"{e.reason}: more than {max_ratio} times the file's {len(data)} bytes, the "
+                                       "most a compressed resource inflates to (real ones: 1.5-2.5 times): a file "
+                                       "built to expand, or one unusually compressible (max_ratio= lifts it)") from None
+
+
+def stream_where(data: bytes, offset: int) -> str:
+    """Where byte ``offset`` of the decompressed stream of the RSCC file ``data`` comes from, as an
+    error says it after the offset (the offsets of a compressed file's errors count in that stream)."""
+    _, _, block_size, total = struct.unpack_from("<4sIII", data)
+    count = total // block_size + 1
+    k = min(offset // block_size, count - 1)
+    start = 16 + 4 * count + sum(struct.unpack_from(f"<{k}I", data, 16))
+    return f" of the decompressed stream (block {k} of {count}, at byte {start} of the file)"
+
+
+def _read_rsrc(data: bytes, pos: int, base: int, reader: type[_Reader] | None = None, *,
+               budget: int = sys.maxsize, size: int | None = None) -> ResourceFile:
     """The file after its magic (``pos`` is where ``big_endian`` starts); ``reader``: a
-    :class:`_Reader` subclass that also records what it reads (:mod:`.explain`)."""
+    :class:`_Reader` subclass that also records what it reads (:mod:`.explain`); ``budget``: the
+    objects it may make, for a file of ``size`` bytes (``len(data)``)."""
+    steps = reading(data, pos, base, reader, budget=budget, size=size)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+def reading(data: bytes, pos: int, base: int, reader: type[_Reader] | None = None, *,
+            budget: int = sys.maxsize, size: int | None = None) -> Steps[ResourceFile]:
+    """:func:`_read_rsrc` as a generator that pauses every :data:`STEP` objects, and returns the file."""
     if len(data) - pos < 8:
         raise DecodeError(base + pos, "truncated resource header")
     big_endian = struct.unpack_from("<I", data, pos)[0]
     r = (reader or _Reader)(data, pos + 4, big_endian != 0, base)
+    r.budget, r.size = budget, len(data) if size is None else size
     header = _read_header(r, big_endian)
     layout: dict[str, Any] = {"magic_at": pos, "big_endian_word": big_endian}
-    strings = [r.read_string("string table entry") for _ in range(r.count("string table size", 4))]
+    strings = yield from _read_strings(r)
     flags = header["flags"]
-    external = []
-    for i in range(r.count("external resource count", 8)):
-        type_, path = r.read_string("external resource type"), r.read_string("external resource path")
-        uid = r.read_u64("external resource uid") if flags & FLAG_UIDS else None
-        external.append(ExtResource(type_, path, None if uid == _NO_UID else uid, i))
-    entries = []
-    for _ in range(r.count("internal resource count", 12)):
-        path = r.read_string("internal resource path")
-        entries.append((path, r.read_u64("internal resource offset")))
-    if not entries:
-        raise r.fail("the file has no main resource (no internal resources)")
+    external = yield from _read_external(r, flags)
+    entries = yield from _read_entries(r)
     layout.update(strings=strings, offsets=[o for _, o in entries], tables_end=r.pos)
     resources = [_resource_at(r, path, offset) for path, offset in entries]
     parser = _Parser(r, header["format"], flags, strings, external, resources)
@@ -180,7 +280,7 @@ def _read_rsrc(data: bytes, pos: int, base: int, reader: type[_Reader] | None = 
         raise r.fail("two internal resources are at the same offset (no saver writes that)")
     next_start = dict(zip(bounds, bounds[1:]))
     for res, (_, offset) in zip(resources, entries):
-        stop = parser.properties(res, offset)
+        stop = yield from parser.properties(res, offset)
         limit = next_start[offset]
         if stop > limit:
             raise DecodeError(base + limit, f"internal resource {res.id!r} runs into the next one")
@@ -192,12 +292,55 @@ def _read_rsrc(data: bytes, pos: int, base: int, reader: type[_Reader] | None = 
     layout["tail"] = data[end + 4:]
     rf = ResourceFile(resources[-1], resources[:-1], external, engine=FORMAT_VERSIONS[header["format"]][0]
                       if header["format"] in FORMAT_VERSIONS else 4, format="binary",
-                      version=header["format"], big_endian=big_endian != 0, header=header, layout=layout)
-    if rf.big_endian and parser.packed_seen:
+                      version=header["format"], byteorder="big" if big_endian else "little", header=header,
+                      layout=layout)
+    if rf.byteorder == "big" and parser.packed_seen:
         rf.notes.append("big-endian file: Godot 3 and 4 read the elements of its packed arrays byte-swapped on "
                         "little-endian machines (they swap the numbers when writing, not when reading); the values "
                         "here are the ones written")
     return rf
+
+
+def _read_strings(r: _Reader) -> Steps[list[str]]:
+    """The string table: property names and NodePath parts."""
+    n = r.count("string table size", 4)
+    r.charge(n, "string table")
+    strings = []
+    for i in range(n):
+        strings.append(r.read_string("string table entry"))
+        if i % STEP == STEP - 1:
+            yield
+    return strings
+
+
+def _read_external(r: _Reader, flags: int) -> Steps[list[ExtResource]]:
+    """The external resources: each a reference (type, path, uid), never loaded."""
+    n = r.count("external resource count", 8)
+    r.charge(4 * n, "external resources")  # the reference, its two strings and its uid
+    external = []
+    for i in range(n):
+        type_, path = r.read_string("external resource type"), r.read_string("external resource path")
+        uid = r.read_u64("external resource uid") if flags & FLAG_UIDS else None
+        external.append(ExtResource(type_, path, None if uid == _NO_UID else uid, i))
+        if i % STEP == STEP - 1:
+            yield
+    return external
+
+
+def _read_entries(r: _Reader) -> Steps[list[tuple[str, int]]]:
+    """The internal resources' table: each one's path and offset."""
+    n = r.count("internal resource count", 12)
+    # its path, offset and their pair, the Resource, its properties, its type, and two index entries
+    r.charge(8 * n, "internal resources")
+    entries = []
+    for i in range(n):
+        path = r.read_string("internal resource path")
+        entries.append((path, r.read_u64("internal resource offset")))
+        if i % STEP == STEP - 1:
+            yield
+    if not entries:
+        raise r.fail("the file has no main resource (no internal resources)")
+    return entries
 
 
 def _read_header(r: _Reader, big_endian: int) -> dict[str, Any]:
@@ -256,10 +399,11 @@ class _Parser:
         self.null_objects: dict[int, list[str]] = {}
         self.values_read = 0
 
-    def properties(self, res: Resource, offset: int) -> int:
+    def properties(self, res: Resource, offset: int) -> Steps[int]:
         """Read the properties of ``res`` at ``offset``; return where they end."""
         r = self.r
         r.pos = offset
+        r.start_resource(offset)
         r.depth = 0
         r.read_string(f"resource {res.id}: type")
         r.depth = 1
@@ -271,20 +415,23 @@ class _Parser:
                 raise r.fail(f"property name index {index} is past the string table ({len(self.strings)})", at)
             name = self.strings[index]
             before = len(self.empty_objects)
-            value = res.properties[name] = self.variant(f"{res.id}:{name}")
+            value = res.properties[name] = yield from self.variant(f"{res.id}:{name}")
             if value is None and len(self.empty_objects) != before:
                 self.null_objects.setdefault(id(res), []).append(name)
         return r.pos
 
-    def variant(self, where: str) -> Any:
-        """One Variant, its containers filled without recursion."""
+    def variant(self, where: str) -> Steps[Any]:
+        """One Variant, its containers filled without recursion (pausing every :data:`STEP` objects)."""
         result: list[Any] = []
         stack: list[_Frame] = []
-        self.r.depth = 2
+        r = self.r
+        r.depth = 2
         value = self._value(stack, result.append, where)
         if value is not _OPEN:
             return value
         while stack:
+            if r.made >= r.next_step and r.due():
+                yield
             top = stack[-1]
             if top.left == 0:
                 stack.pop()
@@ -315,6 +462,9 @@ class _Parser:
         r = self.r
         at = r.pos
         self.values_read += 1
+        r.made += 1
+        if r.made > r.budget:
+            r.charge(0, where, at)
         code = r.read_u32("Variant type")
         row = BY_ID.get(code)
         if row is None or self.fmt not in row.formats:
@@ -366,6 +516,7 @@ class _Parser:
         subnames &= 0x7FFF
         if self.fmt < 3:
             subnames += 1  # the Godot 2 property part
+        r.charge(names + subnames, where)
         parts = [self._name(where) for _ in range(names + subnames)]
         return t.NodePath(names=parts[:names], subnames=parts[names:], absolute=absolute)
 
@@ -437,16 +588,15 @@ class _Parser:
         r = self.r
         n = r.count(f"{row.type} size", spec.width * 4)
         self.packed_seen = True
-        numbers = r.read_numbers(spec.component or REAL, n * spec.width, row.type)
-        wide = spec.component == REAL and r.real_is_double
-        value = spec.cls(typecode="d") if wide else spec.cls()
-        value.data.extend(numbers)
+        value = spec.cls()
+        value.data = r.read_array(spec.component or REAL, n * spec.width, row.type)  # 'd' for a real_t double
         return value
 
     def _strings(self, row: RsrcId, where: str, at: int) -> Any:
         r = self.r
-        return t.PackedStringArray([r.read_string("PackedStringArray element")
-                                    for _ in range(r.count("PackedStringArray size", 4))])
+        n = r.count("PackedStringArray size", 4)
+        r.charge(n, where)
+        return t.PackedStringArray([r.read_string("PackedStringArray element") for _ in range(n)])
 
 
 _OPEN = object()
@@ -676,8 +826,8 @@ def write_binary(rf: ResourceFile, *, version: int | None = None, big_endian: bo
     if fmt not in (3, 4, 5, 6):
         raise EncodeError(f"binary resources are written in format 3 (Godot 3) or 4 to 6 (Godot 4), not {fmt}")
     same = rf.format == "binary" and fmt == rf.version and "strings" in rf.layout  # read from a file
-    big = rf.big_endian if big_endian is None else big_endian
-    rscc = bool(rf.compressed if compressed is None else compressed)
+    big = rf.byteorder == "big" if big_endian is None else big_endian
+    rscc = bool(rf.compression if compressed is None else compressed)
     header = {**_fresh_header(rf, fmt), **rf.header} if same else _fresh_header(rf, fmt)
     resources = [*rf.resources, rf.main]
     strings = _string_table(rf if same else ResourceFile(rf.main, layout={}), resources)

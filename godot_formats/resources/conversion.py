@@ -2,13 +2,15 @@
 
 What changes, and how each change is told:
 
-- values go through the library's Variant conversion (:func:`godot_formats.conversion.convert_value`):
+- values go through the library's Variant conversion (:func:`godot_formats.migration.convert_value`):
   Godot 3's Pool arrays become packed arrays with no change of data; a Vector2i written for Godot 3,
   a typed Array, a StringName ... become what that version has, and each is a
-  :class:`~godot_formats.conversion.Loss` at its path (``"main:items[2]"``);
+  :class:`~godot_formats.migration.Loss` at its path (``"main:items[2]"``);
 - native classes Godot 4 renamed (``SpatialMaterial`` -> ``StandardMaterial3D``) take the new name
-  from the engine's own compatibility table (:mod:`.classes`), told in the result's ``notes``;
-  classes Godot 4 only loads as a generic base are losses;
+  from the one table of class renames (:mod:`godot_formats.core.renames`, the engine's own
+  compatibility table), told in the result's ``notes``; classes Godot 4 only loads as an
+  approximation (``ToolButton`` -> ``Button``) are losses.  The saves converter asks the same
+  table the same way, for the resources' classes and for Objects inside their values alike;
 - property renames come from the caller (``property_renames={"hp": "health"}`` or per class
   ``{"Stats.hp": "health"}``): no table can know a game's script variables, and Godot 4 drops a
   property its script no longer has without a word (godot#78893);
@@ -29,8 +31,8 @@ import attrs
 from ..core import types as t
 from ..core.dialects import Dialect, get_dialect
 from ..core.errors import ConversionError
-from ..saves.conversion import Loss, convert_value
-from .classes import GODOT3_TO_GODOT4, GODOT4_TO_GODOT3, REPLACED_BY_A_BASE
+from ..core.renames import class_change
+from ..migration import Loss, Note, convert_value
 from .model import CONVERTERS, ExtResource, Resource, ResourceFile, holds, holds_reference
 
 __all__ = ["convert_resource", "source_dialect"]
@@ -52,6 +54,7 @@ class _Converter:
     src: Dialect
     dst: Dialect
     objects: dict[int, Any]
+    notes: list[str]
     losses: list[Loss] = attrs.field(factory=list)
 
     def value(self, value: Any, where: str) -> Any:
@@ -62,8 +65,10 @@ class _Converter:
             self.losses.append(Loss(where, _NO_RID))
             return None
         if not holds_reference(value) and not (self.dst.major == 3 and holds(value, t.RID)):
-            new, losses = convert_value(value, self.src, self.dst, policy="lossy")
+            found: list[Note] = []
+            new, losses = convert_value(value, self.src, self.dst, policy="lossy", notes=found)
             self.losses += [attrs.evolve(loss, path=where + loss.path) for loss in losses]
+            self.notes += [f"{where}{note.path}: {note.text}" for note in found]
             return new
         return self._walk(value, where)  # leaf by leaf: references and RIDs are the file's business
 
@@ -128,20 +133,17 @@ def _finish(value: Any) -> Any:
     return built.get(id(value), value)
 
 
-def _rename_class(name: str, src: int, dst: int, notes: list[str], losses: list[Loss], where: str) -> str:
-    if src == 3 and dst == 4:
-        if name in REPLACED_BY_A_BASE:
-            losses.append(Loss(where, f"Godot 4 has no {name}: it loads it as a plain {REPLACED_BY_A_BASE[name]}"))
-            return REPLACED_BY_A_BASE[name]
-        new = GODOT3_TO_GODOT4.get(name)
-    elif src == 4 and dst == 3:
-        new = GODOT4_TO_GODOT3.get(name)
-    else:
-        new = None
-    if new is None:
+def _rename_class(name: str, conv: _Converter, where: str) -> str:
+    """``name`` for the target, by the one table of class renames (as the saves converter names an
+    Object's class): a rename is a note, an approximation a loss."""
+    change = class_change(name, conv.src.object_classes, conv.dst.object_classes)
+    if change is None:
         return name
-    notes.append(f"{where}: class {name} renamed {new} (the engine's compatibility table)")
-    return new
+    if change.loss is not None:
+        conv.losses.append(Loss(where, change.loss, change.before, change.after))
+    else:
+        conv.notes.append(f"{where}: {change.note}")
+    return change.after
 
 
 def _property_name(res_type: str, name: str, renames: Mapping[str, str]) -> str:
@@ -192,18 +194,17 @@ def convert_resource(rf: ResourceFile, target: str | Dialect, *, policy: str = "
     renames = dict(property_renames or {})
     notes: list[str] = []
     objects: dict[int, Any] = {}
-    conv = _Converter(src, dst, objects)
+    conv = _Converter(src, dst, objects, notes)
     new_external = []
     for ext in rf.external:
-        copy = ExtResource(_rename_class(ext.type, src.major, dst.major, notes, conv.losses, f"ext:{ext.path}"),
-                           ext.path, ext.uid if dst.major >= 4 else None, ext.id)
+        copy = ExtResource(_rename_class(ext.type, conv, f"ext:{ext.path}"), ext.path,
+                           ext.uid if dst.major >= 4 else None, ext.id)
         objects[id(ext)] = copy
         new_external.append(copy)
     resources = [*rf.resources, rf.main]
     for res in resources:
         where = "main" if res is rf.main else str(res.id)
-        objects[id(res)] = Resource(_rename_class(res.type, src.major, dst.major, notes, conv.losses, where),
-                                    {}, res.id)
+        objects[id(res)] = Resource(_rename_class(res.type, conv, where), {}, res.id)
     for res in resources:
         where = "main" if res is rf.main else str(res.id)
         new = objects[id(res)]
@@ -220,7 +221,7 @@ def convert_resource(rf: ResourceFile, target: str | Dialect, *, policy: str = "
     header = {k: v for k, v in rf.header.items() if k in ("script_class",)}
     out = ResourceFile(objects[id(rf.main)], [objects[id(r)] for r in rf.resources], new_external,
                        engine=dst.major, format=rf.format, version=6 if dst.major >= 4 else 3,
-                       header=header, notes=notes, compressed=rf.compressed, big_endian=rf.big_endian)
+                       header=header, notes=notes, compression=rf.compression, byteorder=rf.byteorder)
     if "gcpf" in rf.layout:  # compressed as the original was (mode, block size)
         out.layout["gcpf"] = rf.layout["gcpf"]
     if "null_objects" in rf.layout:  # the same resources in the same order: text leaves these out

@@ -2,8 +2,11 @@
 and every section and property of a ``.tres`` with its line.
 
 The binary listing comes from the reader itself (:mod:`.binary`), run with a reader that
-records each read: what is listed is exactly what :func:`~.binary.read_binary` reads, and a
-damaged file is listed up to the damage, then the error.  Nothing is loaded or run.
+records each read: what is listed is exactly what :func:`~.binary.read_binary` reads, with the
+same bounds (an RSCC file's ratio, the objects a file may make), and a damaged file is listed up
+to the damage, then the error.  The listing is handed out as the reading goes (the reader pauses
+every few thousand objects), so a large file's listing is never held whole.  Nothing is loaded
+or run.
 """
 
 from __future__ import annotations
@@ -14,14 +17,14 @@ from typing import Any
 from ..core.errors import DecodeError, GodotFormatsError
 from ..layers.compression import RSCC_MAGIC
 from ..views.explain import TEXT_CHARS, Field, quote
-from .binary import RSRC_MAGIC, _read_rsrc, _Reader
+from .binary import RSCC_MAX_RATIO, RSRC_MAGIC, _Reader, inflate, object_budget, reading, stream_where
 from .ids import BY_ID
 
-__all__ = ["explain_binary", "explain_text"]
+__all__ = ["BinaryListing", "explain_binary", "explain_text"]
 
 
 class _Tracer(_Reader):
-    """A reader that keeps a :class:`Field` for each read."""
+    """A reader that keeps a :class:`Field` for each read, until :meth:`take` hands them out."""
 
     fields: list[Field]
 
@@ -32,6 +35,21 @@ class _Tracer(_Reader):
             Field(0, 4, 0, "flags", f"big_endian {int(big_endian)}")]
         self.quiet = 0
         self.strings: list[str] = []
+        self.offsets: list[int] = []  # of the internal resources, in the table's order
+        #: None until the resources are read, then whether they are read in file order.
+        self.in_order: bool | None = None
+
+    def take(self) -> list[Field]:
+        """The fields recorded since the last call, in file order, and forget them; none while the
+        resources are read out of file order (a table no saver writes): all at the end, sorted."""
+        if self.in_order is False:
+            return []
+        fields, self.fields = self.fields, []
+        return fields
+
+    def start_resource(self, offset: int) -> None:
+        if self.in_order is None:
+            self.in_order = self.offsets == sorted(self.offsets)
 
     def read_u32(self, what: str) -> int:
         at = self.pos
@@ -46,15 +64,26 @@ class _Tracer(_Reader):
     def read_u64(self, what: str) -> int:
         at = self.pos
         value = super().read_u64(what)
+        if what == "internal resource offset":
+            self.offsets.append(value)
         self.fields.append(Field(at, 8, self.depth, "value", f"{what}: {value}"))
         return value
 
     def read_numbers(self, kind: str, count: int, what: str) -> tuple[Any, ...]:
         at = self.pos
         values = super().read_numbers(kind, count, what)
-        shown = ", ".join(repr(v) for v in values[:16]) + (" …" if count > 16 else "")
-        self.fields.append(Field(at, self.pos - at, self.depth, "value", f"{what}: {shown}"))
+        self.numbers(at, values, count, what)
         return values
+
+    def read_array(self, kind: str, count: int, what: str) -> Any:
+        at = self.pos
+        values = super().read_array(kind, count, what)
+        self.numbers(at, values, count, what)
+        return values
+
+    def numbers(self, at: int, values: Any, count: int, what: str) -> None:
+        if count:  # an empty array's size says it all
+            self.fields.append(Field(at, self.pos - at, self.depth, "value", f"{what}: {_shown(values, count)}"))
 
     def read_string(self, what: str) -> str:
         at = self.pos
@@ -65,9 +94,15 @@ class _Tracer(_Reader):
             self.quiet -= 1
         if what == "string table entry":
             self.strings.append(text)
+        elif what == "resource type":
+            return text  # the table's look ahead: listed where the resource is read ("resource X: type")
         self.fields.append(Field(at, self.pos - at, self.depth, "text",
                                  f"{what}: {quote(text)} ({self.pos - at - 4} bytes after the length)"))
         return text
+
+
+def _shown(values: Any, count: int) -> str:
+    return ", ".join(repr(v) for v in values[:16]) + (" …" if count > 16 else "")
 
 
 def _u32_text(what: str, value: int) -> str:
@@ -83,37 +118,57 @@ _OBJECT_KINDS = {0: "empty: null", 1: "external resource by type and path", 2: "
                  3: "external resource by index"}
 
 
-def explain_binary(data: bytes) -> tuple[list[Field], bytes, str | None]:
-    """The fields of the binary resource ``data``, the bytes their offsets count in (a compressed
-    file's decompressed stream), and the error that stopped the reading, if any."""
-    from ..layers.compression import read_gcpf
+class BinaryListing:
+    """The fields of the binary resource ``data``, made as the reader reads it: iterate over it
+    for them, in file order (once).  ``plain`` is the bytes their offsets count in (a compressed
+    file's decompressed stream), ``compressed`` whether it is one, ``error`` what stopped the
+    reading (None: the whole file was read), known once the fields are all out; the reading has
+    the bounds of :func:`~.binary.read_binary` (``max_ratio``, ``max_objects``)."""
 
-    plain, pos, error = data, 4, None
-    if data[:4] not in (RSRC_MAGIC, RSCC_MAGIC):
-        return [], data, f"at byte 0: not a binary resource file: it starts with {data[:4]!r}, not RSRC or RSCC"
-    if data[:4] == RSCC_MAGIC:
+    def __init__(self, data: bytes, *, max_ratio: int = RSCC_MAX_RATIO, max_objects: int | None = None) -> None:
+        self.data, self.plain, self.error = data, data, None
+        self.compressed = data[:4] == RSCC_MAGIC
+        self.budget = object_budget(len(data), max_objects)
+        self._start: list[Field] | None = None  # the fields of a file that stops before its stream
+        if data[:4] not in (RSRC_MAGIC, RSCC_MAGIC):
+            self._start = []
+            self.error = f"at byte 0: not a binary resource file: it starts with {data[:4]!r}, not RSRC or RSCC"
+        elif self.compressed:
+            try:
+                self.plain, _ = inflate(data, max_ratio=max_ratio)
+            except GodotFormatsError as e:
+                self._start, self.error = [Field(0, 4, 0, "header", "magic RSCC (compressed)")], str(e)
+
+    def __iter__(self) -> Iterator[Field]:
+        if self._start is not None:
+            yield from self._start
+            return
+        tracers: list[_Tracer] = []
+
+        class Recorder(_Tracer):
+            def __init__(self, *args: Any) -> None:
+                super().__init__(*args)
+                tracers.append(self)
+
+        steps = reading(self.plain, 0 if self.compressed else 4, 0, Recorder, budget=self.budget, size=len(self.data))
         try:
-            plain, _ = read_gcpf(data, max_size=max(1 << 20, 100 * len(data)))
-        except GodotFormatsError as e:
-            return [Field(0, 4, 0, "header", "magic RSCC (compressed)")], data, str(e)
-        pos = 0
-    tracer: list[_Tracer] = []
+            for _ in steps:
+                yield from tracers[0].take()
+        except DecodeError as e:
+            where = stream_where(self.data, e.offset) if self.compressed else ""
+            self.error = f"at byte {e.offset}{where}: {e.reason}"
+        if tracers:
+            yield from tracers[0].take() if tracers[0].in_order is not False else sorted(
+                tracers[0].fields, key=lambda f: f.offset)
 
-    class Recorder(_Tracer):
-        def __init__(self, *args: Any) -> None:
-            super().__init__(*args)
-            tracer.append(self)
 
-    try:
-        _read_rsrc(plain, pos, base=0, reader=Recorder)
-    except DecodeError as e:
-        error = f"at byte {e.offset}: {e.reason}" if hasattr(e, "reason") else str(e)
-    fields = sorted(tracer[0].fields, key=lambda f: f.offset) if tracer else []
-    # A resource's type is read twice (where it is, then what it holds): the second names it.
-    fields = [f for i, f in enumerate(fields) if i + 1 == len(fields) or fields[i + 1].offset != f.offset]
-    if pos == 0:  # the stream of a compressed file has no magic: its first word is big_endian
-        fields = [f for f in fields if not (f.kind == "header" and f.text == "magic RSRC")]
-    return fields, plain, error
+def explain_binary(data: bytes, *, max_ratio: int = RSCC_MAX_RATIO,
+                   max_objects: int | None = None) -> tuple[list[Field], bytes, str | None]:
+    """The fields of the binary resource ``data`` (all of them: :class:`BinaryListing` hands them out
+    one at a time), the bytes their offsets count in, and the error that stopped the reading, if any."""
+    listing = BinaryListing(data, max_ratio=max_ratio, max_objects=max_objects)
+    fields = list(listing)
+    return fields, listing.plain, listing.error
 
 
 def explain_text(data: bytes) -> Iterator[str]:

@@ -13,14 +13,16 @@ properties skipped as class defaults, the header's reserved fields) is kept in `
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Callable, Union
+from typing import IO, Any, Callable, ClassVar, Union
 
 import attrs
 
 from ..core import types as t
-from ..core.errors import EncodeError
+from ..core.dialects import Dialect, get_dialect
+from ..core.errors import EncodeError, Remedy
 from ..layers.files import save_to
 
 __all__ = ["ExtResource", "Resource", "ResourceFile", "WRITERS", "FORMATS", "FORM_BY_SUFFIX", "form_for_path",
@@ -108,12 +110,19 @@ class Resource:
         return f"Resource({self.type!r}, id={self.id!r}, {len(self.properties)} properties)"
 
 
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(f"ResourceFile.{old} is {new} since 0.4, the name a save file has for it; {old} goes in 0.5",
+                  DeprecationWarning, stacklevel=3)
+
+
 @attrs.define(eq=False)
 class ResourceFile:
     """A whole resource file: ``main``, ``resources`` (the sub-resources, file order, main excluded),
     ``external``; and what describes the file: ``engine`` (major version: 2, 3 or 4), ``format``
-    ("binary" or "text"), ``version`` (the format version: binary 1-6, text 1-4), ``compressed``
-    (the RSCC compression mode name, or None), ``big_endian``."""
+    ("binary" or "text"), ``version`` (the format version: binary 1-6, text 1-4), ``compression``
+    (the RSCC compression mode name, or None), ``byteorder`` (``"little"`` or ``"big"``: the binary
+    form's numbers).  ``compression`` and ``byteorder`` are a save's names for the same facts; 0.3's
+    ``compressed`` and ``big_endian`` still answer until 0.5, with a ``DeprecationWarning``."""
 
     main: Resource
     resources: list[Resource] = attrs.field(factory=list)
@@ -121,8 +130,8 @@ class ResourceFile:
     engine: int = 4
     format: str = "binary"
     version: int = 6
-    compressed: str | None = None
-    big_endian: bool = False
+    compression: str | None = None
+    byteorder: str = attrs.field(default="little", validator=attrs.validators.in_(("little", "big")))
     #: Header facts: Godot version (major, minor) the file names, uid, script_class, flags ...
     header: dict[str, Any] = attrs.field(factory=dict)
     #: What the file says that no value holds, kept for a byte-exact write back (the string table's
@@ -133,6 +142,43 @@ class ResourceFile:
     #: Where the file was read from (None for bytes).
     path: Path | None = None
 
+    #: The document kind (:mod:`godot_formats.documents`): every document answers the same protocol.
+    kind: ClassVar[str] = "resource"
+
+    @property
+    def dialect(self) -> Dialect:
+        """The engine version that wrote the file, as the dialect of its major version."""
+        return get_dialect(f"godot{self.engine}")
+
+    @property
+    def layers(self) -> dict[str, Any]:
+        """What the file has around its values, as plain data (the same keys a save's layers use
+        where the idea is the same: ``compression``, ``byteorder``)."""
+        return {"container": f"resource ({self.format})", "dialect": self.dialect.name, "format": self.format,
+                "version": self.version, "compression": self.compression, "byteorder": self.byteorder}
+
+    @property
+    def compressed(self) -> str | None:
+        """0.3's name of :attr:`compression` (until 0.5)."""
+        _renamed("compressed", "compression")
+        return self.compression
+
+    @compressed.setter
+    def compressed(self, value: str | None) -> None:
+        _renamed("compressed", "compression")
+        self.compression = value
+
+    @property
+    def big_endian(self) -> bool:
+        """0.3's ``byteorder == "big"`` (until 0.5)."""
+        _renamed("big_endian", 'byteorder ("little" or "big")')
+        return self.byteorder == "big"
+
+    @big_endian.setter
+    def big_endian(self, value: bool) -> None:
+        _renamed("big_endian", 'byteorder ("little" or "big")')
+        self.byteorder = "big" if value else "little"
+
     def to_bytes(self, *, format: str | None = None, version: int | None = None, dialect: Any = None,
                  policy: str = "strict", property_renames: dict[str, str] | None = None, allow_scripts: bool = False,
                  **options: Any) -> bytes:
@@ -141,8 +187,8 @@ class ResourceFile:
         ``format`` ("text" or "binary") and ``version`` (the format version: text 2-4, binary 3-6)
         write another form; ``dialect`` ("godot3", "godot4" ...) another engine version, through
         :meth:`convert` (``policy``, ``property_renames``).  ``options`` go to the writer
-        (``compressed=``, ``big_endian=`` for binary).  A file that embeds a script is written only
-        with ``allow_scripts=True`` (copied as it is, never run).
+        (``compressed=``, ``big_endian=`` for binary: the binary writer's own options).  A file that
+        embeds a script is written only with ``allow_scripts=True`` (copied as it is, never run).
         """
         return self._written(format=format, version=version, dialect=dialect, policy=policy,
                              property_renames=property_renames, allow_scripts=allow_scripts, **options)[0]
@@ -159,9 +205,9 @@ class ResourceFile:
             if found:
                 more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
                 shown = "; ".join(str(f) for f in found[:3]) + more
-                raise EncodeError(f"the file carries code, which Godot runs when it loads it: {shown}; pass "
-                                  "allow_scripts=True (--allow-scripts) to write it anyway (it is copied as it is, "
-                                  "never run)")
+                raise EncodeError(f"the file carries code, which Godot runs when it loads it: {shown}; pass ",
+                                  remedy=Remedy.ALLOW_SCRIPTS,
+                                  then=" to write it anyway (it is copied as it is, never run)")
         rf: ResourceFile = self
         losses: list[Any] = []
         if dialect is not None:
@@ -184,7 +230,8 @@ class ResourceFile:
         :mod:`godot_formats.resources.conversion`)."""
         return CONVERTERS[0](self, dialect, policy=policy, property_renames=property_renames)  # type: ignore[no-any-return]
 
-    def save(self, file: FileLike | None = None, *, overwrite: bool = False, **options: Any) -> list[Any]:
+    def save(self, file: FileLike | None = None, *, dialect: Any = None, policy: str = "strict",
+             overwrite: bool = False, **options: Any) -> list[Any]:
         """Write the file atomically to ``file`` (a path or a binary file object), or back where it
         was read from; an existing file other than that one is only replaced with ``overwrite=True``.
         ``options`` as :meth:`to_bytes`.  Returns the losses of a conversion (``dialect=``; ``[]``
@@ -194,6 +241,6 @@ class ResourceFile:
         back where it was read, it keeps its own."""
         if options.get("format") is None and options.get("version") is None and not self._is_origin(file):
             options["format"] = form_for_path(file)
-        data, losses = self._written(**options)
+        data, losses = self._written(dialect=dialect, policy=policy, **options)
         save_to(file, data, origin=self.path, overwrite=overwrite, what="resource file")
         return losses

@@ -10,10 +10,9 @@ not: read all the same).  A ``[gd_scene`` file is refused by name (scenes are no
 from __future__ import annotations
 
 import os
-import re
 from collections import deque
 from pathlib import Path
-from typing import IO, Any, Union
+from typing import Any, Union
 
 from ..core.classdb import is_relative, is_script_path
 from ..core.errors import (
@@ -24,9 +23,10 @@ from ..core.errors import (
     ResourceFormatError,
     WrongPasswordError,
 )
-from ..layers.files import read_at_most
-from ..views.text.parser import SKIPPED
-from .binary import is_binary_resource, read_binary
+from ..core.limits import MAX_FILE_SIZE, MAX_RATIO, RSCC_MAX_RATIO
+from ..layers.files import Readable, read_bounded
+from ..layers.magic import resource_form
+from .binary import read_binary
 from .configtext import looks_like_config_text, read_config_text
 from .model import ResourceFile
 from .scan import Finding, Walk, walk_file
@@ -34,51 +34,25 @@ from .text import read_text
 
 __all__ = ["open_resource", "scan_resource", "scan_file", "resource_form"]
 
-#: The largest file read (a save of this size is far beyond any game's).
-DEFAULT_MAX_SIZE = 256 * 1024 * 1024
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
+#: The largest file read unless the caller says otherwise: every kind's
+#: (:data:`godot_formats.core.limits.MAX_FILE_SIZE`).
+DEFAULT_MAX_SIZE = MAX_FILE_SIZE
+#: What the readers take: a path, bytes or a binary file object (read by :func:`read_bounded`).
+Source = Readable
 
 
-#: What comes before a text resource's first tag: an optional byte order mark, then what the
-#: engines' tokenizer passes over.
-_LEADING = re.compile(b"(?:\xef\xbb\xbf)?" + SKIPPED.encode())
-
-
-def resource_form(data: bytes) -> str | None:
-    """"binary", "text", "scene" or None (not a resource file), from the first bytes (after any
-    number of blank and comment lines, as the engines read them)."""
-    if is_binary_resource(data):
-        return "binary"
-    at = _LEADING.match(data).end()  # type: ignore[union-attr]
-    if data.startswith(b"[gd_resource", at):
-        return "text"
-    if data.startswith(b"[gd_scene", at):
-        return "scene"
-    return None
-
-
-def _read_source(source: Source, max_size: int) -> tuple[bytes, Path | None]:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), None
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        with open(path, "rb") as f:
-            data = read_at_most(f, max_size + 1)
-    else:
-        path, data = None, read_at_most(source, max_size + 1)
-    if len(data) > max_size:
-        raise DecodeError(max_size, f"the file is larger than max_size ({max_size} bytes)")
-    return data, path
-
-
-def open_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_ratio: int = 100) -> ResourceFile:
+def open_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_ratio: int | None = None) -> ResourceFile:
     """The resource file at ``source`` (a path, bytes or a binary file object), parsed: nothing
     it references is loaded and no script it holds is compiled or run.  A compressed file
-    decompresses to at most ``max_ratio`` times its size (1 MiB at least), ``max_size`` at most."""
-    data, path = _read_source(source, max_size)
+    decompresses to at most ``max_ratio`` times its size (default :data:`~godot_formats.core.limits.RSCC_MAX_RATIO`;
+    1 MiB at least), ``max_size`` at most.
+    The file is read as every entry point reads one (:func:`~godot_formats.layers.files.read_bounded`):
+    a FIFO, a device, a socket or a folder is refused before it is read (``NotRegularFileError``),
+    and so is a file over ``max_size`` bytes (``SizeLimitError``)."""
+    data, path = read_bounded(source, max_size)
     form = resource_form(data)
     if form == "binary":
-        rf = read_binary(data, max_size=max_size, max_ratio=max_ratio)
+        rf = read_binary(data, max_size=max_size, max_ratio=RSCC_MAX_RATIO if max_ratio is None else max_ratio)
     elif form == "text":
         rf = read_text(data)
     elif form == "scene":
@@ -89,46 +63,50 @@ def open_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_ratio
     return rf
 
 
-def scan_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE,
+def scan_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_ratio: int | None = None,
                   user_dir: str | os.PathLike[str] | None = None) -> list[Finding]:
     """What in the resource file at ``source`` would run code when Godot loads it (empty: nothing).
     See :mod:`godot_formats.resources.scan`.  ``user_dir``: the folder ``user://`` stands for (the
     game's user data folder): every file the scanned one references there is scanned too, and
-    every file those reference, each once.  A file that is not a resource raises."""
-    data, path = _read_source(source, max_size)
+    every file those reference, each once.  A file that is not a resource raises.  ``max_size``,
+    ``max_ratio``: as for :func:`open_resource`, for each file read."""
+    data, path = read_bounded(source, max_size)
     if resource_form(data) not in ("binary", "text"):
         open_resource(data)  # raises, naming what the file is instead
-    return _scan_following(data, path, max_size=max_size, user_dir=user_dir, saves=None)
+    return _scan_following(data, path, (max_size, max_ratio), user_dir=user_dir, saves=None)
 
 
 def scan_file(source: Source, *, password: str | None = None, key: bytes | None = None,
-              max_size: int = DEFAULT_MAX_SIZE, user_dir: str | os.PathLike[str] | None = None) -> list[Finding]:
+              max_size: int = DEFAULT_MAX_SIZE, max_ratio: int | None = None,
+              user_dir: str | os.PathLike[str] | None = None) -> list[Finding]:
     """What in the file at ``source`` would run code when a game loads it, whatever kind of file
     it is: a resource save (``.tres``, ``.res``, compressed), ConfigFile text (``settings.cfg``,
     ``project.godot``), or a save file of Variants (``store_var``, ``var_to_bytes``, encrypted with
     ``password``/``key``, compressed, base64, ``project.binary``) read with full Objects.  Empty:
     nothing was found.  A file none of these readers can read raises the reason: it is never
-    called clean.  ``user_dir`` as for :func:`scan_resource`."""
-    data, path = _read_source(source, max_size)
-    return _scan_following(data, path, max_size=max_size, user_dir=user_dir, saves=(password, key))
+    called clean.  ``user_dir``, ``max_size`` and ``max_ratio`` as for :func:`scan_resource`."""
+    data, path = read_bounded(source, max_size)
+    return _scan_following(data, path, (max_size, max_ratio), user_dir=user_dir, saves=(password, key))
 
 
 #: How a file that is no resource may be read: None (it may not: resources only), or as ConfigFile
 #: text or a save of Variants, with the (password, key) of an encrypted one.
 _Saves = Union[tuple[Union[str, None], Union[bytes, None]], None]
+#: The ``(max_size, max_ratio)`` every file of one scan is read with.
+_Limits = tuple[int, "int | None"]
 
 
-def _walk(data: bytes, max_size: int, saves: _Saves) -> Walk:
+def _walk(data: bytes, limits: _Limits, saves: _Saves) -> Walk:
     """The scanner's walk over one file, read by the reader its first bytes name."""
     if resource_form(data) in ("binary", "text", "scene") or saves is None:
-        return walk_file(open_resource(data, max_size=max_size))
+        return walk_file(open_resource(data, max_size=limits[0], max_ratio=limits[1]))
     walk = Walk()
     if looks_like_config_text(data):
         try:
             entries = read_config_text(data)
         except ResourceFormatError as e:
             try:
-                walk.visit(_save_values(data, max_size, *saves), "record")  # base64 text looks alike
+                walk.visit(_save_values(data, limits, *saves), "record")  # base64 text looks alike
             except GodotFormatsError:
                 raise e from None
             return walk
@@ -136,7 +114,7 @@ def _walk(data: bytes, max_size: int, saves: _Saves) -> Walk:
             walk.visit(value, f"[{section}] {name}")
         return walk
     try:
-        values = _save_values(data, max_size, *saves)
+        values = _save_values(data, limits, *saves)
     except (PasswordRequiredError, WrongPasswordError):
         raise  # a save, encrypted: the password is what is missing
     except DecodeError as e:
@@ -146,15 +124,18 @@ def _walk(data: bytes, max_size: int, saves: _Saves) -> Walk:
     return walk
 
 
-def _save_values(data: bytes, max_size: int, password: str | None, key: bytes | None) -> list[Any]:
+def _save_values(data: bytes, limits: _Limits, password: str | None, key: bytes | None) -> list[Any]:
     """The records of a save of Variants, read with full Objects; every reading of an ambiguous one."""
     from ..saves.savefile import open as open_save  # the save reader is needed only for such a file
 
+    max_size, ratio = limits
+    max_ratio = MAX_RATIO if ratio is None else ratio  # a save's layers' own bound
     try:
-        return open_save(data, password=password, key=key, allow_objects=True, max_size=max_size).values
+        return open_save(data, password=password, key=key, allow_objects=True, max_size=max_size,
+                         max_ratio=max_ratio).values
     except AmbiguousDialectError as e:  # the scan is the union of every way the file reads
-        return [open_save(data, password=password, key=key, dialect=d, allow_objects=True, max_size=max_size).values
-                for d in dict.fromkeys(e.candidates)]
+        return [open_save(data, password=password, key=key, dialect=d, allow_objects=True, max_size=max_size,
+                          max_ratio=max_ratio).values for d in dict.fromkeys(e.candidates)]
 
 
 def _resolve(ref: str, container: Path | None, user_dir: Path) -> Path | None:
@@ -170,10 +151,11 @@ def _resolve(ref: str, container: Path | None, user_dir: Path) -> Path | None:
     return target if target.is_relative_to(user_dir) else None
 
 
-def _scan_following(data: bytes, path: Path | None, *, max_size: int, user_dir: Any, saves: _Saves) -> list[Finding]:
+def _scan_following(data: bytes, path: Path | None, limits: _Limits, *, user_dir: Any,
+                    saves: _Saves) -> list[Finding]:
     """The findings of one file and, with ``user_dir``, of every file it reaches there (breadth first,
     each once: Godot loads a reference as a resource, so that is how each is read)."""
-    walk = _walk(data, max_size, saves)
+    walk = _walk(data, limits, saves)
     found = list(walk.found)
     if user_dir is None:
         return found
@@ -192,7 +174,7 @@ def _scan_following(data: bytes, path: Path | None, *, max_size: int, user_dir: 
         try:
             if is_script_path(ref):
                 continue  # a script: code by what it is, already found as such
-            inner = _walk(_read_source(target, max_size)[0], max_size, None)
+            inner = _walk(read_bounded(target, limits[0])[0], limits, None)
         except (GodotFormatsError, OSError) as e:
             found.append(Finding("reference-not-scanned", where, f"{name} ({target}) could not be scanned: "
                                  f"{str(e)[:300]}", via))

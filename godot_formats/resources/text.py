@@ -874,7 +874,7 @@ def write_text(rf: ResourceFile, *, version: int | None = None, text_version: st
     value text), 3 and 4 Godot 4's (string ids, ``ExtResource("1")``; 4 writes every
     PackedByteArray as base64), 1 Godot 2's (from the sources, unverified).  By default: a text
     file's own format; else the engine's choice for ``rf.engine``.  The values are written as
-    they are: converting them between engines is :mod:`godot_formats.saves.conversion`'s job.
+    they are: converting them between engines is :mod:`godot_formats.migration`'s job.
 
     A file read by :func:`read_text` and written in its own style comes back byte for byte (its
     ``layout``: attribute order, unknown attributes, blank lines); written in the other style,

@@ -15,14 +15,13 @@ test catches every version marker at once:
 Bytes that several versions write identically (a bare int, a short string) are reported
 as ambiguous instead of guessed: :func:`is_ambiguous`, and ``Candidate.ambiguous``.
 
-Godot 2 is tried too, although :func:`~godot_formats.dialects.dialect_names` leaves it
-out (``UNLISTED_ENGINES``).  Its ids 0-14 are Godot 3's, byte for byte, and it never sets a
-header flag, so most small Godot 3 blobs are Godot 2 blobs as well.  It therefore counts
-as one more reading only where it reads *the same value* as an engine version that fits
-as well (then the bytes are ambiguous, as for Godot 3 and 4); where such a version reads
-another value, that version wins, Godot 2 data being the rarer guess; and where no listed
-version fits as well (an Image, an InputEvent, a Dictionary with id 20, a "shared"
-Array), Godot 2 wins.
+Godot 2 is tried too, although :func:`~godot_formats.dialects.dialect_names` leaves it out
+(:func:`~godot_formats.core.dialects.unlisted_engines`). Its ids 0-14 are Godot 3's, byte for byte,
+and it never sets a header flag, so most small Godot 3 blobs are Godot 2 blobs as well. It therefore
+counts as one more reading only where it reads *the same value* as an engine version that fits as
+well (then the bytes are ambiguous, as for Godot 3 and 4); where such a version reads another value,
+that version wins, Godot 2 data being the rarer guess; and where no listed version fits as well (an
+Image, an InputEvent, a Dictionary with id 20, a "shared" Array), Godot 2 wins.
 """
 
 from __future__ import annotations
@@ -36,21 +35,16 @@ import attrs
 
 from ..core import accel
 from ..core.codec import MARK_SMALL_INT64, MARK_WIDE_REAL, Encoder, decoder_for
-from ..core.dialects import Dialect, dialect_names, get_dialect
+from ..core.dialects import Dialect, dialect_names, get_dialect, registered, unlisted_engines
 from ..core.errors import DecodeError, GodotFormatsError
 from ..core.keys import same_value
 from ..core.switches import IntFormat
 from ..layers.framing import PREFIX_SIZE, join_frames, scan_frames, split_frames
 
 __all__ = ["Candidate", "detect", "is_ambiguous", "split_store_var", "frame_store_var", "engine_order",
-           "UNLISTED_ENGINES",
+           "decodes_like", "reads_what_it_writes",
            "Layout", "Attempt", "LOST", "read_layout", "readings", "rank", "engine_dialects", "mostly_unread",
            "writes_as", "padding_runs", "reproduced", "sibling_marks", "cannot_beat"]
-
-#: Engine dialects registered unlisted (``dialect_names()`` leaves them out: without their
-#: markers their bytes are a listed version's) that detect() still tries, after the listed ones.
-UNLISTED_ENGINES = ("godot2",)
-
 
 def engine_order() -> dict[str, float]:
     """The listed engine dialects, best first, with their weights: order among candidates that fit
@@ -397,6 +391,7 @@ def sibling_marks(dialect: Dialect, sibling: Dialect) -> int | None:
 #: Switches that only the text, the conversions and detection's weights read (and the id index,
 #: which follows ``types``).
 _NOT_IN_THE_BYTES = frozenset({"name", "description", "notes", "native_names", "text_version", "prior", "sibling",
+                               "decodes_like", "reads_what_it_writes",
                                "object_script", "object_classes", "_ids"})
 _Rule = Callable[[Dialect, Dialect], "int | None"]
 
@@ -436,7 +431,7 @@ def cannot_beat(dialect: Dialect, sibling: Attempt, data: bytes) -> bool:
 def readings(data: bytes, layouts: Sequence[Layout], dialects: Sequence[Dialect],
              allow_objects: bool = True, *, thorough: bool = True) -> list[Attempt]:
     """Every dialect's reading of every layout, each decoded once: dialects that read bytes alike
-    (:data:`DECODES_LIKE`, :data:`READS_WHAT_IT_WRITES`, or one that writes the same bytes back for
+    (``Dialect.decodes_like``, ``Dialect.reads_what_it_writes``, or one that writes the same bytes back for
     another's values) share one decoding.  Not ``thorough``: a dialect whose more common sibling
     reads the layout without the marks of :func:`sibling_marks` is left out (it could
     only tie that sibling, which outranks it), as the reader of a file needs only the winner."""
@@ -448,8 +443,8 @@ def readings(data: bytes, layouts: Sequence[Layout], dialects: Sequence[Dialect]
             sibling = by_name.get(d.sibling or "")
             if not thorough and sibling is not None and cannot_beat(d, sibling, data):
                 continue
-            like = by_name.get(DECODES_LIKE.get(d.name, ""))
-            writer = by_name.get(READS_WHAT_IT_WRITES.get(d.name, ""))
+            like = by_name.get(d.decodes_like or "")
+            writer = by_name.get(d.reads_what_it_writes or "")
             if like is None and writer is not None and reproduced(writer, data):
                 like = writer
             if like is not None:
@@ -462,14 +457,15 @@ def readings(data: bytes, layouts: Sequence[Layout], dialects: Sequence[Dialect]
     return out
 
 
-#: Dialects that read bytes exactly like another one (they differ only in how they
-#: write): detect() decodes once for both.  tests/saves/test_detection.py checks the claim.
-DECODES_LIKE = {"godot3.0": "godot3"}
-#: Dialects that read bytes like another one whenever that one writes exactly those bytes for
-#: what it read: a double build reads every value a single-precision build writes as that build
-#: does (they part only on math values with the 64-bit flag, which a single build never writes).
-#: tests/saves/test_detection.py checks the claim too.
-READS_WHAT_IT_WRITES = {"godot4-double": "godot4"}
+def decodes_like() -> dict[str, str]:
+    """Each dialect that reads bytes exactly like another one, and that one (``Dialect.decodes_like``)."""
+    return {d.name: d.decodes_like for d in registered() if d.decodes_like}
+
+
+def reads_what_it_writes() -> dict[str, str]:
+    """Each dialect that reads bytes like another one wherever that one writes them back exactly
+    (``Dialect.reads_what_it_writes``)."""
+    return {d.name: d.reads_what_it_writes for d in registered() if d.reads_what_it_writes}
 
 
 @attrs.frozen
@@ -524,7 +520,7 @@ def engine_dialects(include_documented: bool = False) -> list[Dialect]:
     dialects = [get_dialect(n) for n in engine_order()]
     if include_documented:
         dialects += [d for d in map(get_dialect, dialect_names()) if not d.engine]
-    return dialects + [d for d in map(get_dialect, UNLISTED_ENGINES) if d not in dialects]
+    return dialects + [d for d in map(get_dialect, unlisted_engines()) if d not in dialects]
 
 
 def detect(data: bytes | bytearray | memoryview, *, include_documented: bool = False) -> list[Candidate]:
@@ -561,7 +557,7 @@ def rank(data: bytes, found: Sequence[Attempt], *, slack_ok: bool = True,
 
 
 def _is_unlisted(trial: _Trial) -> bool:
-    return trial.dialect.name in UNLISTED_ENGINES
+    return trial.dialect.name in unlisted_engines()
 
 
 def _weight(trial: _Trial, by_key: dict[tuple[str, bool], _Trial]) -> tuple[float, str]:
@@ -627,7 +623,7 @@ def _ambiguity_note(trial: _Trial, others: list[_Trial]) -> str:
 def _rank(trials: list[_Trial], records: int | None) -> list[tuple[Candidate, Attempt]]:
     by_key = {(tr.dialect.name, tr.framed): tr for tr in trials}
     weighted = [(tr, *_weight(tr, by_key)) for tr in trials]
-    order = [*engine_order(), *UNLISTED_ENGINES]
+    order = [*engine_order(), *unlisted_engines()]
 
     def sort_key(item: _Weighted) -> tuple[float, bool, int, str]:
         tr, score, _ = item

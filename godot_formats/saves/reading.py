@@ -25,12 +25,9 @@ read outside in and written inside out.
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import IO, Any, Union
+from typing import Any
 
 import attrs
 
@@ -42,13 +39,19 @@ from ..core.errors import (
     LostRecord,
     NotBinaryError,
     PasswordRequiredError,
+    Remedy,
     SizeLimitError,
     WrongPasswordError,
 )
 from ..core.keys import same_value
+from ..core.limits import MAX_FILE_SIZE, MAX_RATIO, RATIO_FLOOR
+from ..layers import compression, encryption
 from ..layers.base64form import sniff_base64
-from ..layers.files import read_at_most
+from ..layers.compression import BareStream
+from ..layers.files import Readable, read_bounded
 from ..layers.framing import MAX_FRAME_LENGTH, PREFIX_SIZE, FramingError, scan_frames
+from ..layers.layer import Layer
+from ..layers.magic import RESOURCE_MAGICS
 from .detection import (
     LOST,
     Attempt,
@@ -66,118 +69,28 @@ __all__ = ["Layer", "LAYERS", "BareStream", "Reading", "read", "read_peeled", "r
            "DEFAULT_MAX_FILE_SIZE", "FRAMINGS"]
 
 #: The largest file, and the largest plaintext after decryption and decompression, read unless
-#: the caller says otherwise: decompression bombs stop here.
-DEFAULT_MAX_FILE_SIZE = 1 << 30
+#: the caller says otherwise (:data:`godot_formats.core.limits.MAX_FILE_SIZE`, every kind's).
+DEFAULT_MAX_FILE_SIZE = MAX_FILE_SIZE
 
 #: A compressed layer may hold at most this many bytes per byte of the file (with a floor of
-#: :data:`RATIO_FLOOR`), unless the caller says otherwise: what a file may make us allocate is
-#: proportional to the bytes it has, whatever its headers declare.  Real saves compress 2-20x;
+#: :data:`RATIO_FLOOR`), unless the caller says otherwise (:mod:`godot_formats.core.limits`);
 #: ``max_ratio=0`` lifts the budget (``max_size`` still holds).
-DEFAULT_MAX_RATIO = 100
-RATIO_FLOOR = 1 << 20
+DEFAULT_MAX_RATIO = MAX_RATIO
 
 #: ``framing=``: ``store_var`` records, one bare ``var_to_bytes`` value (``none``), or decided here.
 FRAMINGS = ("auto", "none", "store_var")
 
-FileLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
+#: What the readers take: a path, bytes or a binary file object (read by :func:`read_bounded`).
+FileLike = Readable
 
 
 # -- the layers ---------------------------------------------------------------------------------
 
 
-def _read_encrypted(data: bytes, key: bytes | None, max_size: int) -> tuple[bytes, Any, int]:
-    from ..layers.encryption import gdec_size, read_gdec
-    plaintext, info = read_gdec(data, key=key, max_size=max_size)
-    return plaintext, info, gdec_size(info, len(plaintext))
-
-
-def _write_encrypted(plaintext: bytes, info: Any, key: bytes | None) -> bytes:
-    from ..layers.encryption import write_gdec
-    return write_gdec(plaintext, info, key=key)
-
-
-def _read_compressed(data: bytes, key: bytes | None, max_size: int) -> tuple[bytes, Any, int]:
-    from ..layers.compression import read_gcpf_prefix
-    return read_gcpf_prefix(data, max_size=max_size)
-
-
-def _write_compressed(plaintext: bytes, info: Any, key: bytes | None) -> bytes:
-    if isinstance(info, BareStream):
-        from ..layers.compression import compress
-        return compress(plaintext, info.mode)
-    from ..layers.compression import write_gcpf
-    return write_gcpf(plaintext, info)
-
-
-def _encrypted_header(data: bytes) -> int:
-    from ..layers.encryption import gdec_header_size
-    return gdec_header_size(data)
-
-
-def _encrypted_start(info: Any) -> int:
-    from ..layers.encryption import gdec_data_start
-    return gdec_data_start(info)
-
-
-def _compressed_header(data: bytes) -> int:
-    from ..layers.compression import gcpf_header_size
-    return gcpf_header_size(data)
-
-
-def _describe_encrypted(info: Any) -> str:
-    return (f"encrypted (Godot {info.version}, {'AES-256-ECB' if info.version == 3 else 'AES-256-CFB'}"
-            f"{', big-endian header' if getattr(info, 'big_endian', False) else ''})")
-
-
-def _describe_compressed(info: Any) -> str:
-    return f"compressed ({info.mode_name})"
-
-
-@attrs.frozen
-class Layer:
-    """One layer ``FileAccess`` puts around a file's bytes.
-
-    ``name`` is the :class:`~godot_formats.savefile.SaveFile` attribute that holds its ``info``;
-    ``read(data, key, max_size)`` gives the bytes inside, the info and where the layer ends
-    in ``data`` (the engine reads no further); ``write(plaintext, info, key)`` puts it back.
-    """
-
-    name: str
-    magics: tuple[bytes, ...]
-    read: Callable[[bytes, bytes | None, int], tuple[bytes, Any, int]]
-    write: Callable[[bytes, Any, bytes | None], bytes]
-    describe: Callable[[Any], str]
-    offsets: str  # how an offset inside it is named: "of the decrypted data"
-    noun: str  # what a file with this layer is: "encrypted" (the encrypted file's header)
-    #: How many of the layer's first bytes are its header: an error before that is in a header field.
-    header_size: Callable[[bytes], int]
-    #: Where the bytes inside start in the layer's own (byte i inside is byte start + i), from its
-    #: info; None when positions inside do not map to the outside (decompressed data).
-    inner_start: Callable[[Any], Union[int, None]]
-
-
 #: The layers, outside in (``FileAccessEncrypted`` over ``FileAccessCompressed`` is how a file
-#: could nest them; each is taken off at most once).  ``CEDG``: a Godot 3 header written after
-#: ``endian_swap``; ``RSCC``: a compressed resource, same layout.
-LAYERS: tuple[Layer, ...] = (
-    Layer("encryption", (b"GDEC", b"CEDG"), _read_encrypted, _write_encrypted, _describe_encrypted,
-          "of the decrypted data", "encrypted", _encrypted_header, _encrypted_start),
-    Layer("compression", (b"GCPF", b"RSCC"), _read_compressed, _write_compressed, _describe_compressed,
-          "of the decompressed data", "compressed", _compressed_header, lambda info: None),
-)
+#: could nest them; each is taken off at most once), each declared by its own module.
+LAYERS: tuple[Layer, ...] = (encryption.LAYER, compression.LAYER)
 LAYER_BY_NAME = {layer.name: layer for layer in LAYERS}
-
-
-@attrs.frozen
-class BareStream:
-    """The layer of a bare ``PackedByteArray.compress(mode)`` stream: one stream, no header."""
-
-    mode: int
-
-    @property
-    def mode_name(self) -> str:
-        from ..layers.compression import mode_info
-        return f"{mode_info(self.mode).name} (bare stream)"
 
 
 @attrs.define
@@ -296,39 +209,6 @@ def _over_budget(e: DecodeError, size: int, budget: int, max_size: int, max_rati
     else:
         how = f"more than max_size={max_size} bytes"
     return DecodeError(e.offset, f"{e.reason}: the layer would decompress to {how}")
-
-
-def read_bounded(file: FileLike, max_size: int = DEFAULT_MAX_FILE_SIZE, *,
-                 regular_only: bool = False) -> tuple[bytes, Path | None]:
-    """A file's bytes (a path, bytes or a binary file object), and its path; one over ``max_size`` is
-    refused before it is read (a pipe is read up to ``max_size``), and with ``regular_only`` a special
-    file (a FIFO, a device: what a command would write back) before it is opened."""
-    if isinstance(file, (bytes, bytearray, memoryview)):
-        data = bytes(file)
-        if len(data) > max_size:
-            raise DecodeError(0, f"the input is {len(data)} bytes, over max_size={max_size}")
-        return data, None
-    if isinstance(file, (str, os.PathLike)):
-        path = Path(file)
-        mode = path.stat().st_mode
-        if stat.S_ISDIR(mode) or (regular_only and not stat.S_ISREG(mode)):
-            raise OSError(21 if stat.S_ISDIR(mode) else 22, "not a regular file; refusing to read it", str(path))
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > max_size:
-                raise DecodeError(0, f"the file is {size} bytes, over max_size={max_size}")
-            data = read_at_most(f, max_size + 1)
-    elif hasattr(file, "read"):
-        data = read_at_most(file, max_size + 1)
-        if not isinstance(data, (bytes, bytearray)):
-            raise TypeError("a binary file object is needed")
-        data = bytes(data)
-        path = None
-    else:
-        raise TypeError(f"a path, bytes or a binary file object is needed, not {type(file).__name__}")
-    if len(data) > max_size:
-        raise DecodeError(0, f"the file is over max_size={max_size} bytes")
-    return data, path if isinstance(file, (str, os.PathLike)) else None
 
 
 # -- text where bytes were expected -------------------------------------------------------------------
@@ -457,9 +337,6 @@ def read(file: FileLike, *, password: str | None = None, key: bytes | None = Non
                        max_size=max_size)
 
 
-#: The first bytes of a binary resource file (``.res``: RSRC, or RSCC when compressed), which
-#: godot_formats.resources reads: ``store_var`` data never starts so (a 1 GiB length, or type 0x52).
-RESOURCE_MAGICS = (b"RSRC", b"RSCC")
 
 
 def read_peeled(peeled: Peeled, *, dialect: str | Dialect | None = None, framing: str = "auto",
@@ -578,7 +455,8 @@ def _pick(fits: list[tuple[Candidate, Attempt]], prefer: int | None) -> tuple[At
         chosen = next(iter(first.values()))[1]
         if not all(_same_values(chosen, a) for _, a in first.values()):
             names = sorted(first.values(), key=lambda ca: (ca[1].dialect.name in ("godot2",), ca[1].dialect.name))
-            raise AmbiguousDialectError([a.dialect.name for _, a in names], [a.framed for _, a in names])
+            raise AmbiguousDialectError([a.dialect.name for _, a in names], [a.framed for _, a in names],
+                                        [a.values for _, a in names])
     c, a = next(((c, a) for c, a in top if a.dialect.major == prefer), top[0])
     also = [_label(o) for _, o in first.values() if (o.dialect.major, o.framed) != (a.dialect.major, a.framed)]
     return a, f"detected {a.dialect.name}: {c.reason}", also
@@ -611,6 +489,9 @@ def _explained(a: Attempt) -> int:
 def _damaged(peeled: Peeled, data: bytes, container: str, ask: _Ask, found: list[Attempt],
              dialects: Sequence[Dialect], candidates: list[Candidate]) -> Reading:
     """No reading explains the file: name the damage of the most plausible one (or salvage)."""
+    held = _held_objects(data, ask, found)
+    if held is not None:
+        raise held
     frames, broken = scan_frames(data, "little")
     partial: Layout | None = None
     if broken is not None and frames and container != "base64" and ask.framing != "none":
@@ -647,18 +528,46 @@ def _damaged(peeled: Peeled, data: bytes, container: str, ask: _Ask, found: list
         first = lost[0]
         total = f"{n}+" if framing_damage is not None else str(n)
         others = len(every.values) - len(lost)
-        raise DamagedFileError(
-            first.error.offset, f"record {first.record} of {total}: {first.error.reason} (the file is damaged; "
-            f"{best.dialect.name} reads {others} other record(s): salvage=True, --salvage on the command line, "
-            "keeps them)", dialect=best.dialect.name, record=first.record, lost=lost)
+        damage = f"the file is damaged; {best.dialect.name} reads {others} other record(s)"
+        raise DamagedFileError(first.error.offset, dialect=best.dialect.name, record=first.record, lost=lost,
+                               **_record_damage(first.error, f"record {first.record} of {total}: ", damage))
     if framing_damage is not None:
         k = len(best.layout.spans)
-        raise FramingError(framing_damage.offset, f"{framing_damage.reason}; records 1 to {k} are intact "
-                                                  "(salvage=True, --salvage on the command line, keeps them)")
+        raise FramingError(framing_damage.offset, f"{framing_damage.reason}; records 1 to {k} are intact (",
+                           remedy=Remedy.SALVAGE, then=" keeps them)")
     assert best.error is not None and best.failed is not None
-    raise DamagedFileError(best.error.offset, f"record {best.failed + 1} of {n}: {best.error.reason} (the file is "
-                                              f"damaged; read as {best.dialect.name})",
-                           dialect=best.dialect.name, record=best.failed + 1)
+    raise DamagedFileError(best.error.offset, dialect=best.dialect.name, record=best.failed + 1,
+                           **best.error.reason_in(f"record {best.failed + 1} of {n}: ",
+                                                  f" (the file is damaged; read as {best.dialect.name})"))
+
+
+def _held_objects(data: bytes, ask: _Ask, found: Sequence[Attempt]) -> DamagedFileError | None:
+    """The error of a file that no reading explains only because it holds full Objects the caller did not
+    allow: a reading that a refused Object stopped (:attr:`Remedy.ALLOW_OBJECTS`) and that, reading them,
+    explains every byte.  The reader finds this out once, on its way to the error, so that the error names
+    the remedy and no caller reads the file again to learn what would help.  None for anything else."""
+    if ask.allow_objects:
+        return None
+    tried: set[tuple[str, Layout]] = set()
+    for a in found:
+        if a.error is None or a.error.remedy is not Remedy.ALLOW_OBJECTS or (a.dialect.name, a.layout) in tried:
+            continue
+        tried.add((a.dialect.name, a.layout))
+        if any(c.complete for c, _ in rank(data, [read_layout(a.dialect, data, a.layout, True)])):
+            record = None if not a.framed or a.failed is None else a.failed + 1
+            before = f"record {record} of {len(a.layout.spans)}: " if record is not None else ""
+            return DamagedFileError(a.error.offset, dialect=a.dialect.name, record=record,
+                                    **a.error.reason_in(before, f"; {a.dialect.name} reads the rest of the file"))
+    return None
+
+
+def _record_damage(error: DecodeError, before: str, damage: str) -> dict[str, Any]:
+    """The words of a damaged file whose first bad record failed with ``error``: that error's own remedy when it
+    names one (a full Object: allow_objects reads the record, and loses nothing), else salvage, which keeps the
+    other records."""
+    if error.remedy is not None:
+        return error.reason_in(before, f" ({damage})")
+    return {"reason": f"{before}{error.reason} ({damage}: ", "remedy": Remedy.SALVAGE, "then": " keeps them)"}
 
 
 def _a_frame_length(data: bytes) -> bool:
@@ -677,11 +586,12 @@ def _bare_damage(best: Attempt, ask: _Ask) -> Reading:
     if error is None:  # the value reads, and bytes follow it
         end = best.ends[0]
         error = DecodeError(end, f"{best.layout.spans[0][1] - end} byte(s) after the value, which ends at byte {end}")
-    what = error.reason if ask.dialect is not None else \
-        f"no engine dialect reads this file (as {best.dialect.name}, the one that reads the most: {error.reason})"
+    before, after = ("", "") if ask.dialect is not None else \
+        (f"no engine dialect reads this file (as {best.dialect.name}, the one that reads the most: ", ")")
     if ask.salvage:
-        what += "; it is one var_to_bytes value, with no records to salvage"
-    raise DamagedFileError(error.offset, what, dialect=best.dialect.name, explained=_explained(best))
+        after += "; it is one var_to_bytes value, with no records to salvage"
+    raise DamagedFileError(error.offset, dialect=best.dialect.name, explained=_explained(best),
+                           **error.reason_in(before, after))
 
 
 def _read_settings(peeled: Peeled, ask: _Ask, max_size: int) -> Reading:

@@ -24,17 +24,20 @@ import base64
 import binascii
 import hashlib
 import os
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Union
+from typing import IO, Any, ClassVar, Union
 
 import attrs
 
 from ..core.codec import DEFAULT_MAX_DEPTH, encoder_for
 from ..core.dialects import Dialect, get_dialect
-from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, EncodeError, LostRecord
+from ..core.errors import AmbiguousDialectError, ConversionError, DecodeError, EncodeError, LostRecord, Remedy
 from ..layers.files import save_to
-from ..layers.framing import PREFIX_SIZE, FramingError, join_frames
-from .conversion import POLICIES, Loss, convert_records
+from ..layers.framing import PREFIX_SIZE, FramingError
+from ..migration import POLICIES, Loss, convert_records
+from .containers import container
 from .detection import padding_runs, writes_as
 from .reading import (
     DEFAULT_MAX_FILE_SIZE,
@@ -61,6 +64,15 @@ class Record:
     offset: int  # of its length prefix, in the plaintext
     payload: bytes  # the frame's bytes after the prefix: the Variant and any slack
     value_end: int  # where the Variant ends inside ``payload``; the rest is slack the engine skips
+
+
+class _Header(dict):  # type: ignore[type-arg]
+    """``SaveFile.header``: a dict, which 0.3's callers called (``sf.header()``): that still gives it."""
+
+    def __call__(self) -> dict[str, Any]:
+        warnings.warn("SaveFile.header is a property since 0.4 (as ResourceFile.header is): use sf.header, "
+                      "not sf.header(); the call goes in 0.5", DeprecationWarning, stacklevel=2)
+        return self
 
 
 @attrs.define(eq=False)
@@ -99,21 +111,25 @@ class SaveFile:
     _plaintext_md5: str | None = None  # from a header: the plaintext its IV was used for
     _trailing: dict[str, bytes] = attrs.field(factory=dict)  # bytes after a layer's end, per layer
 
+    #: The document kind (:mod:`godot_formats.documents`): every document answers the same protocol.
+    kind: ClassVar[str] = "save"
+
     @classmethod
     def from_reading(cls, reading: Reading, *, path: Path | None = None, allow_objects: bool = False) -> SaveFile:
         """The save file of a :class:`~godot_formats.reading.Reading`: its values as read, no decoding again."""
         peeled = reading.peeled
         return cls(reading.values, reading.dialect, reading.container, byteorder=reading.byteorder,
                    encryption=peeled.infos.get("encryption"), compression=peeled.infos.get("compression"),
-                   settings_info=reading.settings_info, allow_objects=allow_objects or reading.container ==
-                   "project_settings", path=path, damage=reading.damage, lost=list(reading.lost), why=reading.why,
-                   also=list(reading.also), raw=peeled.raw, plaintext=peeled.data, spans=reading.spans,
-                   ends=reading.ends, inner=reading.inner, key=peeled.key, trailing=peeled.trailing)
+                   settings_info=reading.settings_info,
+                   allow_objects=allow_objects or container(reading.container).objects, path=path,
+                   damage=reading.damage, lost=list(reading.lost), why=reading.why, also=list(reading.also),
+                   raw=peeled.raw, plaintext=peeled.data, spans=reading.spans, ends=reading.ends,
+                   inner=reading.inner, key=peeled.key, trailing=peeled.trailing)
 
     def _record_list(self) -> list[Record]:
         """Each record's place and bytes (made from the reading's spans the first time they are needed)."""
         if self._spans and not self._records:
-            prefix = PREFIX_SIZE if self.container == "store_var" else 0
+            prefix = PREFIX_SIZE if container(self.container).framed else 0
             inner = self._inner
             self._records = [Record(start - prefix, inner[start:end], value_end - start)
                              for (start, end), value_end in zip(self._spans, self._ends)]
@@ -125,7 +141,7 @@ class SaveFile:
     def layers(self) -> dict[str, Any]:
         """Every layer, outside in, as plain data (what the JSON and text views record)."""
         out: dict[str, Any] = {"container": self.container, "dialect": self.dialect.name}
-        if self.container == "store_var":
+        if container(self.container).framed:
             out["byteorder"] = self.byteorder
             out["records"] = len(self.values)
         if self.encryption is not None:
@@ -138,10 +154,28 @@ class SaveFile:
             out["lost"] = [lost.record for lost in self.lost]
         return out
 
-    def header(self) -> dict[str, Any]:
+    @property
+    def notes(self) -> list[str]:
+        """What a reader should know that no value says: how the version and framing were told,
+        which other readings agree, what ended a salvaged file and which records it lost."""
+        out = [self.why] if self.why else []
+        if self.also:
+            out.append(f"the bytes also read as {', '.join(self.also)}, with the same values")
+        if self.damage is not None:
+            out.append(f"damaged: {self.damage}; the records before it were kept (salvage)")
+        out += [f"record {lost.record} could not be read ({lost.error.reason}): read as null" for lost in self.lost]
+        return out
+
+    @property
+    def header(self) -> _Header:
         """Everything but the values that :meth:`from_header` needs to write this file again:
         the layers with their parameters (a Godot 4 IV, a gzip OS byte) and each record's
-        slack.  JSON-ready; the key or password is never part of it."""
+        slack.  JSON-ready; the key or password is never part of it.  A dict, as
+        ``ResourceFile.header`` is; calling it (``sf.header()``, 0.3) still works until 0.5, with a
+        ``DeprecationWarning``."""
+        return _Header(self._header())
+
+    def _header(self) -> dict[str, Any]:
         out: dict[str, Any] = {"godot_formats_save": 1, "container": self.container,
                                "dialect": self.dialect.name, "byteorder": self.byteorder}
         out["plaintext_md5"] = hashlib.md5(self._plaintext).hexdigest()  # "the same bytes as before?"
@@ -161,7 +195,7 @@ class SaveFile:
             out["trailing"] = {name: rest.hex() for name, rest in self._trailing.items()}
         if self.lost:
             out["lost"] = [lost.record for lost in self.lost]  # damaged records, read as null
-        slack = [r.payload[r.value_end:].hex() for r in self._record_list()] if self.container == "store_var" else []
+        slack = [r.payload[r.value_end:].hex() for r in self._record_list()] if container(self.container).framed else []
         if any(slack):
             out["slack"] = slack
         padding = self._padding()
@@ -176,7 +210,7 @@ class SaveFile:
         With them :meth:`from_header` gives back the engine's bytes exactly, not only bytes the
         engine reads the same; the MD5 says whether a value given back is this one (an edited
         value is written as we write it, never with another value's padding)."""
-        if self.container not in _VALUE_CONTAINERS:
+        if not container(self.container).variants:
             return {}
         lost = {lost.record for lost in self.lost}
         encoder = encoder_for(self.dialect, self.allow_objects)
@@ -208,9 +242,7 @@ class SaveFile:
             raise DecodeError(0, "not a godot-formats save header")
         try:
             d = get_dialect(header["dialect"])
-            container = header["container"]
-            if container not in ("store_var", "var_to_bytes", "project_settings", "base64", "text"):
-                raise ValueError(f"unknown container {container!r}")
+            holder = container(header["container"])
             encryption = compression = settings = None
             raw = b""
             md5 = header.get("plaintext_md5")
@@ -238,13 +270,13 @@ class SaveFile:
         except (KeyError, ValueError, TypeError, AttributeError, binascii.Error) as e:
             raise DecodeError(0, f"a save header that cannot be used: {e}") from None
         records = []
-        if container in _VALUE_CONTAINERS and (any(slack) or padding):
+        if holder.variants and (any(slack) or padding):
             records = _records_for(values, encoder_for(d, allow_objects), slack, padding)
         use_key = key
         if use_key is None and password is not None:
             from ..layers.encryption import key_from_password
             use_key = key_from_password(password)
-        sf = cls(list(values), d, container, byteorder=byteorder, encryption=encryption, compression=compression,
+        sf = cls(list(values), d, holder.name, byteorder=byteorder, encryption=encryption, compression=compression,
                  settings_info=settings, allow_objects=allow_objects, records=records, key=use_key,
                  plaintext_md5=md5, raw=raw, trailing=trailing)
         return sf
@@ -332,21 +364,12 @@ class SaveFile:
         return losses
 
     def _plaintext_of(self, values: list[Any], target: Dialect) -> bytes:
-        if self.container == "project_settings":
-            from ..layers.project_settings import write_ecfg
-            # A file of Godot 3.2.3's key-length bug (unreadable by that engine itself) comes back as it
-            # was when nothing changed; written anew, it is fixed.
-            info = self.settings_info
-            if info.key_length_bug and target == self.dialect:
-                as_read = write_ecfg(values[0], info, target, key_length_bug=True)
-                if as_read == self._plaintext or hashlib.md5(as_read).hexdigest() == self._plaintext_md5:
-                    return as_read
-            return write_ecfg(values[0], info, target)
-        if self.container == "text":
-            return str(values[0]).encode("utf-8")
+        holder = container(self.container)
+        if holder.join is None:
+            return _WRITES_ITS_VALUES[holder.name](self, values, target)
         encoder = encoder_for(target, self.allow_objects, DEFAULT_MAX_DEPTH)
         records = self._record_list()
-        if self.container == "store_var" and (target != self.dialect or not records):
+        if holder.framed and (target != self.dialect or not records):
             # Nothing to compare with the records read: every record in one call (None: one by one).
             framed = encoder.encode_frames(values, self.byteorder)
             if framed is not None:
@@ -356,7 +379,7 @@ class SaveFile:
             try:
                 blob = encoder.encode(v)
             except EncodeError as e:
-                raise EncodeError(e.reason, _record_path(i, len(values)) + e.path) from None
+                raise EncodeError(path=_record_path(i, len(values)) + e.path, **e.reason_in()) from None
             if i < len(records) and target == self.dialect:
                 record = records[i]
                 kept = record.payload[:record.value_end]
@@ -364,11 +387,7 @@ class SaveFile:
                         len(kept) == len(blob) and writes_as(v, target, kept)):  # padding the engine left as is
                     blob = record.payload  # unchanged: its slack too (a damaged record: its bytes as they were)
             blobs.append(blob)
-        if self.container == "store_var":
-            return join_frames(blobs, self.byteorder)
-        if self.container == "base64":
-            return base64.b64encode(blobs[0])
-        return blobs[0]
+        return holder.join(blobs, self.byteorder)
 
     def _wrap(self, plaintext: bytes, target: Dialect, password: str | None, key: bytes | None) -> bytes:
         """The layers put back, inside out (:data:`~godot_formats.reading.LAYERS`), each followed by the
@@ -390,7 +409,7 @@ class SaveFile:
         from ..layers.encryption import GdecInfo, key_from_password
         use_key = key if key is not None else key_from_password(password) if password is not None else self._key
         if use_key is None:
-            raise EncodeError("the file is encrypted: give the password or key to write it")
+            raise EncodeError("the file is encrypted: give ", remedy=Remedy.PASSWORD, then=" to write it")
         version = 3 if target.major <= 3 else 4
         info = self.encryption
         same = plaintext == self._plaintext or hashlib.md5(plaintext).hexdigest() == self._plaintext_md5
@@ -426,7 +445,25 @@ def _record_path(i: int, n: int) -> str:
 
 
 #: The containers whose values are Variants, each with its record (bytes kept for an exact rewrite).
-_VALUE_CONTAINERS = ("store_var", "var_to_bytes", "base64")
+def _settings_plaintext(sf: SaveFile, values: list[Any], target: Dialect) -> bytes:
+    """A ``project.binary``: its one mapping as the engine writes it.  A file of Godot 3.2.3's
+    key-length bug (unreadable by that engine itself) comes back as it was when nothing changed;
+    written anew, it is fixed."""
+    from ..layers.project_settings import write_ecfg
+
+    info = sf.settings_info
+    if info.key_length_bug and target == sf.dialect:
+        as_read = write_ecfg(values[0], info, target, key_length_bug=True)
+        if as_read == sf._plaintext or hashlib.md5(as_read).hexdigest() == sf._plaintext_md5:
+            return as_read
+    return write_ecfg(values[0], info, target)
+
+
+#: How the containers whose values are no Variants write them (:attr:`Container.join` is None).
+_WRITES_ITS_VALUES: dict[str, Callable[[SaveFile, list[Any], Dialect], bytes]] = {
+    "project_settings": _settings_plaintext,
+    "text": lambda sf, values, target: str(values[0]).encode("utf-8"),
+}
 
 
 #: A record's padding as a header carries it: the MD5 of our encoding of its value, and the runs.
@@ -488,7 +525,11 @@ def open(file: FileLike, *, password: str | None = None, key: bytes | None = Non
     whether the file holds ``store_var`` records.  The file is read once
     (:func:`godot_formats.reading.read`); every failure is a
     :class:`~godot_formats.DecodeError` naming the offset (in the file, or in the
-    decrypted/decompressed data, as the message says).
+    decrypted/decompressed data, as the message says).  Its bytes are read as every entry
+    point reads a file (:func:`~godot_formats.layers.files.read_bounded`): a named FIFO,
+    device, socket or folder is refused before it is read
+    (:class:`~godot_formats.NotRegularFileError`), and so is a file over ``max_size`` bytes
+    (:class:`~godot_formats.SizeLimitError`).
     """
     raw, path = read_bounded(file, max_size)
     peeled = peel(raw, password=password, key=key, compressed=compressed, max_size=max_size, max_ratio=max_ratio)

@@ -47,6 +47,7 @@ import attrs
 from ..core.codec import DEFAULT_MAX_DEPTH, Decoder, Encoder, decoder_for, encoder_for
 from ..core.dialects import Dialect, get_dialect
 from ..core.errors import DecodeError, EncodeError
+from ..core.limits import MAX_PACKET_SIZE
 from ..layers.framing import (
     MAX_FRAME_LENGTH,
     PREFIX_SIZE,
@@ -74,8 +75,9 @@ __all__ = [
 #: Default limit on one frame or packet: 8 MiB, the default of the engine's
 #: ``PacketPeer.encode_buffer_max_size``, so anything a default-configured
 #: engine can send as a packet fits, while a hostile 4 GiB length is refused
-#: before a byte of it is read.  Raise it for big save files.
-DEFAULT_MAX_PACKET_SIZE = 8 * 1024 * 1024
+#: before a byte of it is read (:data:`godot_formats.core.limits.MAX_PACKET_SIZE`).
+#: Raise it for big save files.
+DEFAULT_MAX_PACKET_SIZE = MAX_PACKET_SIZE
 
 DialectLike = Union[str, Dialect]
 

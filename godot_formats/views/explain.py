@@ -71,6 +71,8 @@ class Field:
     depth: int
     kind: str
     text: str
+    #: The error an ``error`` field says (its remedy, for a caller that words it: the command line's flag).
+    error: DecodeError | None = None
 
 
 class _Stop(Exception):
@@ -158,7 +160,7 @@ class _Walker:
         """The error line, then stop the walk."""
         if e is None:
             e = self.error or DecodeError(pos, "the bytes end inside this field")
-        yield Field(e.offset, 0, depth, "error", f"error: {e}")
+        yield Field(e.offset, 0, depth, "error", f"error: {e}", e)
         raise _Stop
 
     def field(self, pos: int, size: int, depth: int, kind: str, text: str) -> Iterator[Field]:
@@ -637,7 +639,7 @@ def explain_fields(
     except _Stop:
         return
     if walker.error is not None:  # the walk got through what the decoder refused: say so anyway
-        yield Field(walker.error.offset, 0, 0, "error", f"error: {walker.error}")
+        yield Field(walker.error.offset, 0, 0, "error", f"error: {walker.error}", walker.error)
         return
     trailing = limit - stop
     tail = f"{trailing} trailing byte{'s' if trailing != 1 else ''} (ignored by the engine)" if trailing \

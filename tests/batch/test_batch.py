@@ -58,7 +58,7 @@ def test_a_folder_on_two_workers(tmp_path: Path) -> None:
         row = by_key[key]
         assert row["status"] == "converted" and row["source_dialect"] == "godot3"
         out = (tmp_path / "out" / key).read_bytes()
-        assert row["output_sha256"] == batch._sha(out) and row["output_size"] == len(out)
+        assert row["output_sha256"] == batch.report.sha(out) and row["output_size"] == len(out)
         want, _ = open_save((tmp_path / "in" / key).read_bytes(), password=PASSWORD).convert("godot4")
         assert open_save(out, password=PASSWORD, dialect="godot4").values == want.values
     # the journal: one row per input, every field
@@ -121,11 +121,11 @@ def test_a_kept_output_is_the_one_its_row_describes(tmp_path: Path) -> None:
     row = next(r for r in second.rows if r["path"] == "encrypted.sav")
     on_disk = (tmp_path / "out" / "encrypted.sav").read_bytes()
     assert row["status"] == "converted" and "kept" in row["detail"]
-    assert (row["output_sha256"], row["output_size"]) == (batch._sha(on_disk), len(on_disk))
+    assert (row["output_sha256"], row["output_size"]) == (batch.report.sha(on_disk), len(on_disk))
     assert on_disk == (tmp_path / "out" / "encrypted.sav").read_bytes()  # not replaced
     for r in second.rows:
         if r["status"] == "converted":
-            assert r["output_sha256"] == batch._sha((tmp_path / "out" / r["path"]).read_bytes())
+            assert r["output_sha256"] == batch.report.sha((tmp_path / "out" / r["path"]).read_bytes())
 
 
 def test_a_temp_file_left_by_a_kill_goes_when_its_file_is_written(tmp_path: Path) -> None:
@@ -188,12 +188,13 @@ def test_the_shard_hash_is_stable_across_processes() -> None:
 CRASH = textwrap.dedent("""
     import json, os, sys
     from godot_formats import batch
-    real = batch.convert_bytes
+    from godot_formats.batch import run
+    real = run.convert_bytes
     def crashing(data, **kw):
         if kw["name"].endswith("zstd.sav"):
             os._exit(7)  # a worker dying as an out-of-memory kill would: no exception, no cleanup
         return real(data, **kw)
-    batch.convert_bytes = crashing  # inherited by the forked workers
+    run.convert_bytes = crashing  # inherited by the forked workers
     result = batch.convert(sys.argv[1], sys.argv[2], to="godot4", password="hunter2", workers=2)
     print(json.dumps({"counts": result.counts, "rows": result.rows}))
 """)
@@ -224,7 +225,7 @@ def test_convert_bytes_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def buggy(data: bytes, opts: Any, step: Any = None) -> Any:
         raise KeyError("bug")
-    monkeypatch.setattr(batch, "convert_data", buggy)
+    monkeypatch.setattr(batch.onefile, "convert_data", buggy)
     out, row = batch.convert_bytes(b"\x00" * 8, name="x", to="godot4")
     assert out is None and row["error_kind"] == "internal" and row["error"].startswith("internal error (KeyError")
     assert set(row) == set(batch.ROW_FIELDS)
@@ -321,6 +322,7 @@ SECOND_INTERRUPT = textwrap.dedent("""
     import json, multiprocessing, os, signal, sys
     from concurrent.futures import ProcessPoolExecutor
     from godot_formats import batch
+    from godot_formats.batch import pool
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -330,7 +332,7 @@ SECOND_INTERRUPT = textwrap.dedent("""
                 os.kill(os.getpid(), signal.SIGINT)
             return super().shutdown(*args, **kwargs)
 
-    batch.ProcessPoolExecutor = Pool
+    pool.ProcessPoolExecutor = Pool
     interrupted = []
 
     def progress(row, counts):
@@ -393,7 +395,7 @@ def test_fsspec_urls_in_memory(tmp_path: Path) -> None:
     row = by_key["zstd.sav"]
     assert row["status"] == "converted" and row["output_path"] == f"memory://{run}/out/zstd.sav"
     out = fs.cat_file(f"/{run}/out/zstd.sav")
-    assert batch._sha(out) == row["output_sha256"]
+    assert batch.report.sha(out) == row["output_sha256"]
     assert open_save(out, dialect="godot4").values == open_save((tmp_path / "in" / "zstd.sav").read_bytes()
                                                                 ).convert("godot4")[0].values
     assert by_key["res/all.res"]["status"] == "converted"
@@ -429,7 +431,7 @@ def test_an_iterable_of_keys(tmp_path: Path) -> None:
     assert len(converted) >= 4
     for row in converted:
         assert row["output_path"] == str(tmp_path / "out" / row["path"].lstrip("/"))
-        assert batch._sha(Path(row["output_path"]).read_bytes()) == row["output_sha256"]
+        assert batch.report.sha(Path(row["output_path"]).read_bytes()) == row["output_sha256"]
     assert by_key[str(tmp_path / "in" / "res" / "random.bin")]["error_kind"] == "bad input"
     assert by_key["../outside.sav"]["status"] == "failed" and by_key["../outside.sav"]["error"] == batch.NO_DEST
     assert not (tmp_path / "outside.sav").exists()
@@ -461,7 +463,7 @@ def test_a_journal_being_appended_is_not_mended_under_its_writer(tmp_path: Path)
 
     path = tmp_path / "journal.jsonl"
     row = json.dumps({"path": "a.sav", "status": "converted"})
-    with path.open("a", encoding="utf-8") as writer, batch._locked(writer):
+    with path.open("a", encoding="utf-8") as writer, batch.journal.locked(writer):
         writer.write(row[:10])
         writer.flush()
         opened: list[batch.Journal] = []

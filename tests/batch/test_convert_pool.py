@@ -43,14 +43,14 @@ def test_the_pool_prints_what_one_process_prints(tmp_path: Path) -> None:
 def test_a_worker_that_dies_fails_its_file_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     make_inputs(tmp_path / "in")
-    real = convert_command.convert_bytes
+    real = convert_command.converted
 
     def crashing(data: bytes, *args: Any, **kwargs: Any) -> Any:
         if data == (tmp_path / "in" / "zstd.sav").read_bytes():
             os._exit(7)  # as an out-of-memory kill: no exception, no clean-up
         return real(data, *args, **kwargs)
 
-    monkeypatch.setattr(convert_command, "convert_bytes", crashing)  # the forked workers inherit it
+    monkeypatch.setattr(convert_command, "converted", crashing)  # the forked workers inherit it
     status = tool.main(["convert", str(tmp_path / "in"), "--to", "godot4", "--out-dir", str(tmp_path / "out"),
                         "--password", PASSWORD, "--jobs", "2"])
     out, err = capsys.readouterr()
@@ -130,7 +130,7 @@ def test_ctrl_c_while_waiting_gives_the_files_that_finished(monkeypatch: pytest.
     on, so no written output goes uncounted (the next run would refuse it as an existing file)."""
     from concurrent.futures import Future
 
-    from godot_formats.commands import convert_pool
+    from godot_formats.batch import pool as convert_pool
 
     class Interrupted(Future):  # type: ignore[type-arg]
         """The first job's future: Ctrl-C arrives just as its result is awaited."""
@@ -173,7 +173,7 @@ def test_closing_in_the_middle_of_a_chunk_spills_the_rest_of_it() -> None:
     """Files go to the workers in chunks (up to POOL_CHUNK): a run closed (Ctrl-C) while a chunk's
     outcomes are being given keeps the outcomes not given yet, and those of the chunks that finished,
     in ``spill``: every file that was converted is counted once, none twice."""
-    from godot_formats.commands import convert_pool
+    from godot_formats.batch import pool as convert_pool
 
     spill: list[tuple[int, int]] = []
     outcomes = convert_pool.in_order(list(range(200)), _square, 2, lambda j: -1, lambda j: None, spill)

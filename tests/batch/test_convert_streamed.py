@@ -123,14 +123,14 @@ def test_on_the_pool_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     for i in range(3):
         (saves / f"game{i}.sav").write_bytes(g3("save_game"))
     converted = multiprocessing.get_context("fork").Event()  # set in a worker, once it converted a file
-    real = convert_command.convert_bytes
+    real = convert_command.converted
 
     def convert_bytes(*args: Any, **kwargs: Any) -> Any:
         done = real(*args, **kwargs)
         converted.set()
         return done
 
-    monkeypatch.setattr(convert_command, "convert_bytes", convert_bytes)
+    monkeypatch.setattr(convert_command, "converted", convert_bytes)
     _blocking_walk(monkeypatch, converted)
     status, lines, _ = in_process(capsys, "convert", saves, "--to", "godot4", "--out-dir", tmp_path / "out",
                                   "--jobs", "2")

@@ -75,7 +75,7 @@ def assert_same_report(rows: list[dict[str, Any]], expected: dict[str, dict[str,
         if row["status"] != "converted":
             continue
         out = read_output(row["output_path"])
-        assert batch._sha(out) == row["output_sha256"]
+        assert batch.report.sha(out) == row["output_sha256"]
         if "encrypted" in (row["layers"] or ""):
             mine, theirs = (open_save(b, password=PASSWORD, dialect="godot4")
                             for b in (out, read_output(want["output_path"])))

@@ -174,14 +174,14 @@ def test_progress_ticks_inside_a_slow_file(tmp_path: Path, monkeypatch: pytest.M
     for how long (here a conversion made slow, and the ticker made fast)."""
     from godot_formats.commands import convert as convert_command
 
-    real = convert_command.convert_bytes
+    real = convert_command.converted
 
     def slow(data: bytes, args: Any, step: Any = None, form: Any = None) -> Any:
         step("converting")
         time.sleep(0.6)
         return real(data, args, form=form)
 
-    monkeypatch.setattr(convert_command, "convert_bytes", slow)
+    monkeypatch.setattr(convert_command, "converted", slow)
     monkeypatch.setattr(convert_command.Progress, "tick", 0.05)
     source = tmp_path / "big.sav"
     source.write_bytes(store_var({"a": 1.5}, dialect="godot3"))

@@ -245,7 +245,7 @@ def test_a_bug_on_one_file_is_one_line_and_the_batch_goes_on(saves: Path, tmp_pa
     # A RecursionError from a deeply nested key, say: whatever the library's bug, the command
     # reports the file and converts the others. Here a real RecursionError, raised for one file's bytes.
     (saves / "deep.sav").write_bytes(g3("vector3"))
-    real = convert_command.convert_bytes
+    real = convert_command.converted
 
     def buggy(blob: bytes, *args: Any, **kwargs: Any) -> Any:
         def recurse(n: int) -> int:
@@ -254,7 +254,7 @@ def test_a_bug_on_one_file_is_one_line_and_the_batch_goes_on(saves: Path, tmp_pa
             recurse(0)
         return real(blob, *args, **kwargs)
 
-    monkeypatch.setattr(convert_command, "convert_bytes", buggy)
+    monkeypatch.setattr(convert_command, "converted", buggy)
     out = tmp_path / "out"
     status, lines, err = in_process(capsys, "convert", saves, "--to", "godot4", "--out-dir", out)
     assert status == 1 and err == ""
@@ -484,7 +484,7 @@ def test_detect_reports_a_bad_file_and_goes_on(saves: Path, tmp_path: Path, monk
     proc = run("detect", missing, saves, game)
     assert proc.returncode == 1
     assert proc.stderr.decode().splitlines() == [f"godot-formats detect: {missing}: No such file or directory",
-                                                 f"godot-formats detect: {saves}: Is a directory"]
+                                                 f"godot-formats detect: {saves}: a directory, not a regular file"]
     assert proc.stdout.decode().splitlines()[0] == f"{game}: godot3"
     proc = run("detect", "--json", missing, game)
     reports = [json.loads(line) for line in proc.stdout.decode().splitlines()]

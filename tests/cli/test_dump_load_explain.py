@@ -17,6 +17,7 @@ import pytest
 from conftest import cli, engine_cases
 
 import godot_formats as gf
+from godot_formats.batch.onefile import told
 from godot_formats.saves.detection import frame_store_var
 from godot_formats.views.jsonform import loads_json_documents
 
@@ -248,7 +249,7 @@ def test_explain_malformed_lists_then_fails(tmp_path: Path) -> None:
             gf.loads(path.read_bytes())
         except gf.DecodeError as e:
             err = one_error_line(p, "explain")
-            assert str(e) in err
+            assert told(e) in err  # the error as the command line says it (its remedy as a flag)
             assert f"error: {e}" in p.stdout.decode().splitlines()[-1]
         else:
             assert p.returncode == 0, case["name"]

@@ -57,8 +57,11 @@ def test_detect_tells_a_resource_save_by_its_header(name: str, said: str, capsys
 
 @pytest.mark.parametrize("name", ["godot3/save.res", "godot4/save_c.res", "godot3/save.tres"])
 def test_gf_open_names_a_resource_save_and_where_to_read_it(name: str) -> None:
+    """gf.open opens it (one door); read as a save, it is named as what it is and where it is read."""
+    doc = gf.open(RESOURCES / name)  # one door: the kind is told from the bytes
+    assert doc.kind == "resource" and isinstance(doc, gf.ResourceFile)
     with pytest.raises(NotBinaryError, match="open_resource") as info:
-        gf.open(RESOURCES / name)
+        gf.open(RESOURCES / name, kind="save")  # read as a save, it is no save: the error says what it is
     assert info.value.kind == "resource"
 
 
@@ -66,7 +69,7 @@ def test_dump_shows_a_resource_save_as_json_and_as_a_tree(capsys: pytest.Capture
     path = RESOURCES / "godot4" / "save_c.res"
     assert main(["dump", "--json", str(path)]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["engine"] == 4 and doc["compressed"] == "Zstd"
+    assert doc["engine"] == 4 and doc["compression"] == "Zstd"
     assert doc["main"]["properties"]["level"] == "i:12"
     assert doc["main"]["properties"]["inner"] == {"type": "SubResource", "id": doc["resources"][0]["id"],
                                                   "class": "Resource"}
@@ -83,7 +86,7 @@ def test_convert_migrates_a_resource_save_and_keeps_its_compression(tmp_path: ob
     out = Path(str(tmp_path)) / "save4.res"
     assert main(["convert", str(RESOURCES / "godot3" / "all_c.res"), "--to", "godot4", "-o", str(out)]) == 0
     rf = gf.open_resource(out)
-    assert (rf.engine, rf.version, rf.compressed) == (4, 6, "Zstd")
+    assert (rf.engine, rf.version, rf.compression) == (4, 6, "Zstd")
     assert rf.main.properties["metadata/note"] == "meta value"
     # Godot 4 -> 3 loses data: strict refuses and lists it, --policy lossy writes it
     back = Path(str(tmp_path)) / "save3.res"
@@ -239,7 +242,7 @@ def test_convert_writes_an_embedded_script_only_with_allow_scripts(tmp_path: Pat
     src = _copy(tmp_path, "hostile/godot4/emb_nested_c.res")
     out = tmp_path / "out.tres"
     status, report, _ = run("convert", src, "--to", "godot4", "--format", "text", "-o", out)
-    assert status == 1 and "(--allow-scripts)" in report and not out.exists()
+    assert status == 1 and "pass --allow-scripts to write it anyway" in report and not out.exists()
     status, _, err = run("convert", src, "--to", "godot4", "--format", "text", "-o", out, "--allow-scripts")
     assert status == 0, err
     assert gf.scan_resource(out) and out.read_bytes().startswith(b"[gd_resource")

@@ -130,7 +130,7 @@ def test_dump_then_load_gives_back_the_same_file(tmp_path: Path, name: str, form
     if RECORDS[name].get("value_hex") and RECORDS[name]["container"] != "project_binary":
         dialect = "godot3" if RECORDS[name]["engine"].startswith("godot-3") else "godot4"
         sf = gf.open(src, allow_objects=True, **_api_credentials(name), dialect=dialect)
-        assert [gf.dumps(v, dialect, full_objects=True) for v in sf.values] == \
+        assert [gf.dumps(v, dialect, allow_objects=True) for v in sf.values] == \
             [bytes.fromhex(h) for h in RECORDS[name]["value_hex"]]
 
 

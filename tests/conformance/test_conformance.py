@@ -305,7 +305,7 @@ SWITCHED = """
         try:
             value_ = from_json(r["json"]) if r["op"] == "encode" else \
                 gf.loads(bytes.fromhex(r["hex"]), d, allow_objects=o)
-            answer = {"hex": gf.dumps(value_, writer, full_objects=o).hex()}
+            answer = {"hex": gf.dumps(value_, writer, allow_objects=o).hex()}
         except gf.GodotFormatsError as e:
             answer = {"error": str(e)}
         print(json.dumps({"id": r["id"], **answer}), flush=True)
@@ -343,7 +343,7 @@ def test_a_legacy_adapter_that_ignores_op_does_the_round_trip(capsys: pytest.Cap
             r = json.loads(line)
             try:
                 v = gf.loads(bytes.fromhex(r["hex"]), r["dialect"], allow_objects=r["objects"])
-                answer = {"hex": gf.dumps(v, r["dialect"], full_objects=r["objects"]).hex()}
+                answer = {"hex": gf.dumps(v, r["dialect"], allow_objects=r["objects"]).hex()}
             except gf.GodotFormatsError as e:
                 answer = {"error": str(e)}
             print(json.dumps({"id": r["id"], **answer}), flush=True)
@@ -465,7 +465,7 @@ def test_adapter_that_crashes_half_way_is_started_again(capsys: pytest.CaptureFi
             d, o = r["dialect"], r["objects"]
             try:
                 answer = {"hex": gf.dumps(gf.loads(bytes.fromhex(r["hex"]), d, allow_objects=o), d,
-                                          full_objects=o).hex()}
+                                          allow_objects=o).hex()}
             except gf.GodotFormatsError as e:
                 answer = {"error": str(e)}
             print(json.dumps({"id": r["id"], **answer}), flush=True)
@@ -491,7 +491,7 @@ def test_adapter_that_cannot_start(capsys: pytest.CaptureFixture[str], tmp_path:
 
 
 def library_roundtrip(data: bytes, dialect: str, objects: bool) -> bytes:
-    return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, full_objects=objects)
+    return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, allow_objects=objects)
 
 
 def test_case_check() -> None:
@@ -515,7 +515,7 @@ def test_pytest_plugin_runs_only_when_asked(tmp_path: Path) -> None:
         import godot_formats as gf
 
         def roundtrip(data, dialect, objects):
-            return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, full_objects=objects)
+            return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, allow_objects=objects)
 
         def test_godot_conformance(godot_conformance_case):
             godot_conformance_case.check(roundtrip, gf.GodotFormatsError)
@@ -539,7 +539,7 @@ def test_documented_parametrize_recipe(tmp_path: Path) -> None:
 
         def roundtrip(data, dialect, objects):
             dialect = "docs-godot4"  # an implementation of the documentation page
-            return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, full_objects=objects)
+            return gf.dumps(gf.loads(data, dialect, allow_objects=objects), dialect, allow_objects=objects)
 
         @pytest.mark.parametrize("case", cases(["godot4"]), ids=str)
         def test_godot_conformance(case):
@@ -581,7 +581,7 @@ def test_large_answers_are_read_in_chunks(capsys: pytest.CaptureFixture[str], tm
             objects = request.get("objects", False)
             try:
                 value = gf.loads(bytes.fromhex(request["hex"]), request["dialect"], allow_objects=objects)
-                reply = {"id": request["id"], "hex": gf.dumps(value, request["dialect"], full_objects=objects).hex()}
+                reply = {"id": request["id"], "hex": gf.dumps(value, request["dialect"], allow_objects=objects).hex()}
             except gf.GodotFormatsError as e:
                 reply = {"id": request["id"], "error": str(e)}
             sys.stdout.write(json.dumps(reply)[:-1] + " " * 4_000_000 + "}\\n")

@@ -102,7 +102,7 @@ def test_packed_arrays_are_not_python_lists() -> None:
 
 def test_objects_are_inert_and_gated() -> None:
     obj = t.Object("Node", {"name": "n"})
-    blob = gf.dumps(obj, full_objects=True)
+    blob = gf.dumps(obj, allow_objects=True)
     with pytest.raises(gf.DecodeError, match="allow_objects"):
         gf.loads(blob)
     assert gf.loads(blob, allow_objects=True) == obj

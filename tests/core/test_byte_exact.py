@@ -67,7 +67,7 @@ def test_the_engine_left_garbage_in_the_nodepath_padding(key: tuple[str, str]) -
     sf = _opened(case)
     assert sf.dialect.name == key[0] and sf.container == "store_var" and len(sf.values) == 4
     assert sf.byteorder == ("big" if key[1] == "big_endian" else "little")
-    padding = sf.header()["padding"]
+    padding = sf.header["padding"]
     assert set(padding) >= {"1", "3"} and all(set(run) - {"0"} for p in padding.values() for run in p["bytes"].values())
     assert sf.values[1] == "chapter two"
     assert str(sf.values[0]["at" if key[1] == "object_ids" else "target"]) == "Player/Sprite:position"
@@ -167,7 +167,7 @@ def test_an_edited_json_view_keeps_the_padding_of_the_records_left_alone(engine:
 
 def test_a_header_whose_padding_is_not_of_its_shape_is_refused() -> None:
     sf = gf.open(_data(SAVES[("godot3", "plain")]))
-    header = json.loads(json.dumps(sf.header()))
+    header = json.loads(json.dumps(sf.header))
     for bad in ({"1": {"bytes": {"74": "4a7d"}}}, {"0": {"value_md5": "", "bytes": {}}},
                 {"1": {"value_md5": "", "bytes": {"-1": "00"}}}, {"1": {"value_md5": "", "bytes": {"3": "zz"}}},
                 {"1": []}, ["1"]):
@@ -179,7 +179,7 @@ def test_a_header_edited_by_hand_never_writes_past_the_value() -> None:
     """A run past the end of the value (a header edited by hand) is cut off: the frames still tile."""
     case = SAVES[("godot3", "plain")]
     sf = gf.open(_data(case))
-    header = json.loads(json.dumps(sf.header()))
+    header = json.loads(json.dumps(sf.header))
     header["padding"]["3"]["bytes"]["60"] = "ff" * 100
     out = SaveFile.from_header(header, sf.values).to_bytes()
     assert gf.open(out).values[2] == sf.values[2] and len(out) == len(_data(case))
@@ -291,7 +291,7 @@ def _with_padding(dialect: str) -> st.SearchStrategy[tuple[list[Any], list[bytes
 
 def _through_json(sf: gf.SaveFile) -> SaveFile:
     """What ``dump --json | load`` does: the header and each value through JSON text."""
-    header = json.loads(json.dumps(sf.header()))
+    header = json.loads(json.dumps(sf.header))
     return SaveFile.from_header(header, [loads_json(dumps_json(v)) for v in sf.values], allow_objects=True)
 
 

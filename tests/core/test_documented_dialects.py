@@ -81,7 +81,7 @@ def test_documented_dialects_are_registered() -> None:
 
 def test_docs_godot4_full_object_has_unpadded_names() -> None:
     obj = t.Object("Node2D", {"name": "a"})
-    blob = gf.dumps(obj, "docs-godot4", full_objects=True)
+    blob = gf.dumps(obj, "docs-godot4", allow_objects=True)
     assert blob.hex() == ("11000000" "06000000" "4e6f64653244" "01000000"
                           "04000000" "6e616d65" "04000000" "01000000" "61000000")
     assert gf.loads(blob, "docs-godot4", allow_objects=True) == obj

@@ -33,7 +33,7 @@ def test_engine_bytes_decode_and_reencode_exactly(dialect: str, case: dict[str, 
     blob = bytes.fromhex(case[key])
     value, end = gf.decode(blob, dialect, allow_objects=objects)
     assert end == len(blob)
-    ours = gf.dumps(value, dialect, full_objects=objects)
+    ours = gf.dumps(value, dialect, allow_objects=objects)
     assert_same_bytes(ours, blob, node_path_pad_mask(value, dialect, objects))
 
 

@@ -34,7 +34,7 @@ def _cases() -> list[Any]:
 def test_engine_roundtrip(case: dict[str, Any]) -> None:
     objects = case["allow_objects"]
     value = gf.loads(bytes.fromhex(case["in_hex"]), "godot4", allow_objects=objects)
-    ours = gf.dumps(value, "godot4", full_objects=objects)
+    ours = gf.dumps(value, "godot4", allow_objects=objects)
     engine = bytes.fromhex(case["hex"])
     if case["name"] in OBJECT_ID_CASES and not objects:
         # Same bytes apart from the 8-byte ids that follow each object-as-id header.

@@ -209,8 +209,8 @@ def _script_object(engine: str, marker: Path) -> bytes:
     if engine == "godot3":
         code = f"extends Reference\nfunc _init():\n\tOS.execute('touch', ['{marker}'], true)\n"
         return gf.dumps(Object("Reference", {"script": Object("GDScript", {"script/source": code})}), "godot3",
-                        full_objects=True)
-    return gf.dumps(Object("RefCounted", {"script": "res://evil.gd"}), "godot4", full_objects=True)
+                        allow_objects=True)
+    return gf.dumps(Object("RefCounted", {"script": "res://evil.gd"}), "godot4", allow_objects=True)
 
 
 @pytest.mark.parametrize("engine", ["godot3", "godot4"])
@@ -226,7 +226,7 @@ def test_decode_refuses_bytes_that_carry_code(capsys: pytest.CaptureFixture[str]
     # Nested anywhere: inside an Array inside a Dictionary.
     from godot_formats.core.types import Object
     inner = Object("Node", {"name": "n", "script": Object("GDScript", {"script/source": "extends Node"})})
-    hexes = gf.dumps({"save": [1, inner]}, "godot3", full_objects=True).hex()
+    hexes = gf.dumps({"save": [1, inner]}, "godot3", allow_objects=True).hex()
     code, _, err = run_cli(capsys, "engine", "decode", "--hex", hexes, "--engine", "godot3", "--allow-objects")
     assert code == 1 and "<value>['save'][1].script" in err
     # Bytes our reader cannot read are not vouched for either.

@@ -173,7 +173,7 @@ def keeps_the_bytes(engine: str, case: dict[str, Any]) -> None:
     """We decode the value as written and write back exactly the input bytes."""
     data, objects = _data(case), case["allow_objects"]
     value, end = gf.decode(data, engine, allow_objects=objects)
-    assert gf.dumps(value, engine, full_objects=objects) == data[:end]
+    assert gf.dumps(value, engine, allow_objects=objects) == data[:end]
 
 
 def inert_object(engine: str, case: dict[str, Any]) -> None:
@@ -241,8 +241,8 @@ def typed_element_kept(engine: str, case: dict[str, Any]) -> None:
     for kind in kinds:  # skip the container type fields: a builtin id, or a string
         pos += 4 if kind == 1 else 4 + (int.from_bytes(data[pos:pos + 4], "little") + 3) // 4 * 4
     assert len(value) == int.from_bytes(data[pos:pos + 4], "little")
-    written = gf.dumps(value, engine, full_objects=objects)
-    assert gf.dumps(gf.loads(written, engine, allow_objects=objects), engine, full_objects=objects) == written
+    written = gf.dumps(value, engine, allow_objects=objects)
+    assert gf.dumps(gf.loads(written, engine, allow_objects=objects), engine, allow_objects=objects) == written
 
 
 _INERT = ("we never instantiate classes: an Object is inert data, so the engine's ClassDB/script "
@@ -353,7 +353,7 @@ def test_engine_accepted(engine: str, key: str, case: dict[str, Any]) -> None:
     data, objects = _data(case), case["allow_objects"]
     value, end = gf.decode(data, engine, allow_objects=objects)
     assert 4 <= end <= len(data)
-    ours = gf.dumps(value, engine, full_objects=objects)
+    ours = gf.dumps(value, engine, allow_objects=objects)
     assert_same_bytes(ours, bytes.fromhex(case["hex"]), node_path_pad_mask(value, engine, objects))
 
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from capped import run_capped
 
 resource = pytest.importorskip("resource", reason="no resource limits on this system")
 
@@ -180,10 +179,6 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 }
 
 
-def _cap() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
 def _session_members(sid: int) -> list[int]:
     """Processes still in the probe's session (it was started as the leader of its own)."""
     members = []
@@ -202,14 +197,8 @@ def _session_members(sid: int) -> list[int]:
 def run_probe(body: str) -> dict[str, Any]:
     code = PRELUDE.format(tests=str(ROOT / "tests"), benchmarks=str(ROOT / "benchmarks")) + \
         textwrap.dedent(body) + EPILOGUE
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_cap, start_new_session=True, cwd=ROOT)
-    try:
-        out, err = proc.communicate(timeout=HANG_GUARD)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        proc.communicate()
-        pytest.fail(f"hung: no outcome within {HANG_GUARD} s")
+    proc = run_capped(code, cap=MEMORY_CAP, guard=HANG_GUARD)
+    out, err = proc.stdout, proc.stderr
     left = _session_members(proc.pid) if os.path.isdir("/proc") else []
     assert not left, f"processes left behind: {left}"
     assert proc.returncode == 0 and out.strip(), f"the probe's process ended with {proc.returncode}: {err[-2000:]}"

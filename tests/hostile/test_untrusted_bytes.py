@@ -81,10 +81,10 @@ def check_blob(data: bytes) -> None:
                 assert isinstance(again, gf.DecodeError) and again.offset == first.offset
                 continue
             value, end = first
-            written = gf.dumps(value, dialect, full_objects=objects)
+            written = gf.dumps(value, dialect, allow_objects=objects)
             second = decode_or_refuse(data, dialect, allow_objects=objects)
             assert not isinstance(second, gf.DecodeError) and second[1] == end
-            assert gf.dumps(second[0], dialect, full_objects=objects) == written
+            assert gf.dumps(second[0], dialect, allow_objects=objects) == written
 
 
 def walk(value: Any) -> Iterator[Any]:
@@ -149,7 +149,7 @@ def test_50000_levels_decode_and_encode_when_allowed(kind: str) -> None:
     levels = 50_000  # far past CPython's recursion limit (1000) and the C stack of a recursive walk
     data = level * levels + u32(0)
     value = gf.loads(data, "godot4", allow_objects=bool(objects), max_depth=levels + 10)
-    assert gf.dumps(value, "godot4", full_objects=bool(objects), max_depth=levels + 10) == data
+    assert gf.dumps(value, "godot4", allow_objects=bool(objects), max_depth=levels + 10) == data
 
 
 @pytest.mark.parametrize("max_depth", [0, 1, 5, 1024])
@@ -324,7 +324,7 @@ def _utf8_cases() -> list[Any]:
 def test_invalid_utf8_points_at_the_bad_sequence(dialect: str, place: str, kind: str) -> None:
     bad, index = BAD_UTF8[kind]
     value, objects = _string_places(dialect)[place]
-    template = gf.dumps(_replace_mark(value, MARK * len(bad)), dialect, full_objects=objects)
+    template = gf.dumps(_replace_mark(value, MARK * len(bad)), dialect, allow_objects=objects)
     marker = (MARK * len(bad)).encode()
     at = template.index(marker)
     data = template[:at] + bad + template[at + len(bad):]
@@ -332,7 +332,7 @@ def test_invalid_utf8_points_at_the_bad_sequence(dialect: str, place: str, kind:
     if kind == "surrogate_ed_a0_80" and d.utf8_surrogates:
         # Godot 3's parser lets encoded surrogates through (fixture bad_utf8_surrogate): so do we.
         value = gf.loads(data, dialect, allow_objects=objects)
-        assert gf.dumps(value, dialect, full_objects=objects) == data
+        assert gf.dumps(value, dialect, allow_objects=objects) == data
         return
     with pytest.raises(gf.DecodeError, match="UTF-8") as info:
         gf.loads(data, dialect, allow_objects=objects)
@@ -448,7 +448,7 @@ def _deep_list(value: Any, depth: int) -> Any:
 @pytest.mark.parametrize("where", list(_object_nests()))
 def test_full_objects_refused_at_any_depth(dialect: str, where: str) -> None:
     value = _object_nests()[where]
-    data = gf.dumps(value, dialect, full_objects=True, max_depth=2048)
+    data = gf.dumps(value, dialect, allow_objects=True, max_depth=2048)
     first_object = data.index(text(b"Outer") if where == "property of an Object" else text(CLASS.encode())) - 4
     with pytest.raises(gf.DecodeError, match="allow_objects") as info:
         gf.loads(data, dialect)
@@ -463,7 +463,7 @@ def test_full_objects_refused_at_any_depth(dialect: str, where: str) -> None:
 def test_docs_godot4_never_yields_an_object_without_allow_objects() -> None:
     """The outdated 4.x page has no flag to tell an id from a full Object, so without
     allow_objects the bytes are read as an id: no Object can come out of them."""
-    data = gf.dumps([gf.Object(CLASS, {"p": 1})], "docs-godot4", full_objects=True)
+    data = gf.dumps([gf.Object(CLASS, {"p": 1})], "docs-godot4", allow_objects=True)
     result = decode_or_refuse(data, "docs-godot4")
     if not isinstance(result, gf.DecodeError):
         assert not any(isinstance(v, gf.Object) for v in walk(result[0]))
@@ -503,7 +503,7 @@ def test_self_referencing_values_are_refused(dialect: str, name: str) -> None:
     value = _self_referencing()[name]
     def refuse() -> None:
         with pytest.raises(gf.EncodeError):
-            gf.dumps(value, dialect, full_objects=True)
+            gf.dumps(value, dialect, allow_objects=True)
 
     assert calls_made(refuse) < 200_000  # stops at the depth limit
 
@@ -649,9 +649,9 @@ def test_saved_fuzz_inputs_obey_the_contract(path: Path) -> None:
         for objects in (False, True):
             result = decode_or_refuse(data, dialect, allow_objects=objects)
             if not isinstance(result, gf.DecodeError):
-                written = gf.dumps(result[0], dialect, full_objects=objects)
+                written = gf.dumps(result[0], dialect, allow_objects=objects)
                 again = gf.loads(written, dialect, allow_objects=objects)
-                assert gf.dumps(again, dialect, full_objects=objects) == written, dialect
+                assert gf.dumps(again, dialect, allow_objects=objects) == written, dialect
 
 
 def test_fuzz_corpus_replays_with_only_decode_errors() -> None:
@@ -667,7 +667,7 @@ def test_fuzz_corpus_replays_with_only_decode_errors() -> None:
             except gf.DecodeError:
                 continue
             try:
-                gf.dumps(value, dialect, full_objects=True)
+                gf.dumps(value, dialect, allow_objects=True)
             except gf.EncodeError:
                 pass
 
@@ -690,7 +690,7 @@ def test_fuzz_corpus_opens_as_files_with_only_library_errors() -> None:
 
 def test_loss_paths_under_a_deep_path_cost_each_level_once() -> None:
     """N losses under a path M levels deep render in about N + M steps, not N x M (288 KB once took 16 s)."""
-    from godot_formats.saves import conversion
+    from godot_formats.migration import losses, values
 
     depth, wide = 300, 500
     value: list[Any] = []
@@ -700,17 +700,17 @@ def test_loss_paths_under_a_deep_path_cost_each_level_once() -> None:
         cur.append(nxt)
         cur = nxt
     cur.extend(gf.Vector2i(i, 2) for i in range(wide))
-    converter = conversion._Converter(gf.get_dialect("godot4"), gf.get_dialect("godot3"))
+    converter = values._Converter(gf.get_dialect("godot4"), gf.get_dialect("godot3"))
     converter.run(value)
     assert len(converter.losses) == wide
     # every node of the paths is known once: the depth and the leaves, nothing walked twice
     assert len(converter.known_paths) <= depth + wide + 1
-    hidden = depth + 1 - conversion.PATH_HEAD - conversion.PATH_TAIL
-    assert converter.losses[7].path == "[0]" * conversion.PATH_HEAD + f"...({hidden} levels)..." + \
-        "[0]" * (conversion.PATH_TAIL - 1) + "[7]"
+    hidden = depth + 1 - losses.PATH_HEAD - losses.PATH_TAIL
+    assert converter.losses[7].path == "[0]" * losses.PATH_HEAD + f"...({hidden} levels)..." + \
+        "[0]" * (losses.PATH_TAIL - 1) + "[7]"
     # the same text as the walk without the memory of known nodes
     assert [loss.path for loss in converter.losses[:20]] == [
-        conversion._render(_path(depth, i)) for i in range(20)]
+        losses.render(_path(depth, i)) for i in range(20)]
 
 
 def _path(depth: int, leaf: int) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 import warnings
@@ -82,9 +83,11 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("formats and views", ("layers", "streams", "views")),
     ("detection", ("saves.detection",)),
     ("reading", ("saves.reading",)),
-    ("conversion and calls", ("saves.conversion", "api")),
+    ("conversion and calls", ("migration", "api")),
     ("save files", ("saves.savefile", "saves.fileaccess", "saves", "resources")),
-    ("command line and engines", ("tool", "commands", "batch", "__main__", "oracle", "conformance", "_old_paths", "")),
+    ("documents", ("documents",)),
+    ("batch", ("batch",)),
+    ("command line and engines", ("tool", "commands", "__main__", "oracle", "conformance", "_old_paths", "")),
 ]
 
 
@@ -114,26 +117,14 @@ def _is_module(name: str) -> bool:
         return False
 
 
-def _type_only(tree: ast.AST) -> set[ast.AST]:
-    """The import statements under ``if TYPE_CHECKING:``: they name an interface for the type
-    checker and run nothing, so they are not arrows of the layout."""
-    out: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            out |= {n for stmt in node.body for n in ast.walk(stmt)}
-    return out
-
-
 def _imported(path: Path) -> set[str]:
-    """Every module of the package that ``path`` imports, at the top or inside a function (not for
-    the type checker only)."""
+    """Every module of the package that ``path`` imports, at the top, inside a function or for the
+    type checker only (under ``if TYPE_CHECKING:``): a type-only import runs nothing, but it is a
+    dependency all the same (the module cannot be read, nor checked, without the other)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _package_of(path)
     found: set[str] = set()
-    type_only = _type_only(tree)
     for node in ast.walk(tree):
-        if node in type_only:
-            continue
         if isinstance(node, ast.ImportFrom):
             base = (package[:len(package) - node.level + 1] if node.level else []) + (
                 node.module.split(".") if node.module else [])
@@ -240,14 +231,14 @@ def test_the_flat_import_paths_of_0_3_still_work() -> None:
 
     from godot_formats._old_paths import MOVED
 
-    for old, folder in MOVED.items():
+    for old, new in MOVED.items():
         if old.startswith("_c") and gf.backend != "c":
             continue  # the compiled core is not built here
         sys.modules.pop(f"godot_formats.{old}", None)
-        with pytest.warns(DeprecationWarning, match=rf"godot_formats\.{old} is godot_formats\.{folder}\.{old} since "
+        with pytest.warns(DeprecationWarning, match=rf"godot_formats\.{old} is godot_formats\.{re.escape(new)} since "
                                                      r"0\.4; the old path goes in 0\.6\.0"):
             module = importlib.import_module(f"godot_formats.{old}")
-        assert module is importlib.import_module(f"godot_formats.{folder}.{old}"), old
+        assert module is importlib.import_module(f"godot_formats.{new}"), old
         if old == "types":
             assert gf.types is module  # gf.types is public: the value model, no warning
             continue
@@ -272,6 +263,14 @@ def test_the_flat_import_paths_of_0_3_still_work() -> None:
         assert pickle.loads(old_pickle) == gf.Vector2(1, 2)
     with pytest.raises(AttributeError):
         gf.no_such_module  # noqa: B018
+
+
+def test_loss_is_one_object_wherever_it_is_named() -> None:
+    """``gf.Loss`` is the core's record, which ConversionError carries and the migration reports."""
+    from godot_formats import migration
+    from godot_formats.core import changes
+
+    assert gf.Loss is migration.Loss is changes.Loss and gf.convert is migration.convert
 
 
 def test_the_commands_share_one_helpers_module() -> None:
@@ -320,7 +319,12 @@ def test_importing_the_package_imports_what_is_used_first() -> None:
     assert "godot_formats.core.codec" in decoding
     assert not {m for m in decoding if m.startswith(("godot_formats.saves", "godot_formats.resources",
                                                      "godot_formats.views", "cryptography"))}
-    assert "godot_formats.saves.savefile" in _imported_by("import godot_formats as gf\ngf.open")
+    door = _imported_by("import godot_formats as gf\ngf.open")
+    assert "godot_formats.documents" in door and not {m for m in door if m.startswith("godot_formats.resources")}
+    save = _imported_by("import godot_formats as gf\ngf.open(bytes.fromhex('0200000007000000'))")
+    assert "godot_formats.saves.savefile" in save
+    unused = ("godot_formats.resources", "godot_formats.views.text", "cryptography")
+    assert not {m for m in save if m.startswith(unused)}
 
 
 def test_the_version_of_the_command_line_imports_no_command() -> None:

@@ -248,7 +248,7 @@ def test_a_godot3_configfile_is_read_in_godot3_text() -> None:
 
 def test_saves_of_variants_are_scanned_with_full_objects() -> None:
     code = gf.dumps(t.Object("Reference", {"script": t.Object("GDScript", {"script/source": "x"})}), "godot3",
-                    full_objects=True)
+                    allow_objects=True)
     save = len(code).to_bytes(4, "little") + code
     assert {f.kind for f in scan_file(save)} == {"object-with-script", "embedded-script"}
     assert scan_file(gf.dumps({"gold": 5}, "godot4")) == []

@@ -24,7 +24,7 @@ import godot_formats as gf
 from godot_formats.core import dialects
 from godot_formats.core import types as t
 from godot_formats.core.registry import spec_named
-from godot_formats.saves.conversion import (
+from godot_formats.migration import (
     CLASS_RULES,
     DOWNGRADES,
     KEYCODE_RANGES,
@@ -77,7 +77,7 @@ def _type_ids(blob: bytes, dialect: str) -> set[int]:
 
 def _type_names(blob: bytes, dialect: str) -> set[str]:
     """Godot 4 type names of every value inside a blob (walking the decoded value)."""
-    from godot_formats.saves.conversion import _type_name
+    from godot_formats.migration.values import _type_name
 
     names: set[str] = set()
     todo = [gf.loads(blob, dialect, allow_objects=True)]
@@ -344,7 +344,7 @@ def test_keycode_table_matches_both_engines() -> None:
     names3 = {code: name for code, name in keys["godot3"]}
     by_name4 = {name: code for code, name in keys["godot4"]}
     renamed = {"BackTab": "Backtab", "BackSpace": "Backspace", "Control": "Ctrl"}
-    from godot_formats.saves.conversion import _keycode_to3, _keycode_to4
+    from godot_formats.migration.objects import _keycode_to3, _keycode_to4
 
     mapped = 0
     for code, name in names3.items():
@@ -550,7 +550,7 @@ def test_docs_list_every_downgrade_and_show_real_output() -> None:
 
 
 def _unchanged_and_walked(value: Any, source: str, target: str) -> tuple[bool, Any, list[Any]]:
-    from godot_formats.saves.conversion import _Converter
+    from godot_formats.migration.values import _Converter
 
     src, dst = gf.get_dialect(source), gf.get_dialect(target)
     fast = _Converter(src, dst).unchanged(value)

@@ -32,12 +32,12 @@ from godot_formats.core.codec import decoder_for
 from godot_formats.core.keys import same_value
 from godot_formats.layers.framing import join_frames
 from godot_formats.saves.detection import (
-    DECODES_LIKE,
-    READS_WHAT_IT_WRITES,
     Candidate,
+    decodes_like,
     detect,
     frame_store_var,
     is_ambiguous,
+    reads_what_it_writes,
     sibling_marks,
     split_store_var,
     writes_as,
@@ -215,7 +215,7 @@ def test_a_sibling_without_its_marks_could_only_tie(pair: tuple[str, str], data:
     """Where the sibling reads a blob completely without the pair's marks and the twin writes the blob
     exactly, the sibling writes it exactly too (so leaving the twin unread loses nothing)."""
     twin, sibling = map(gf.get_dialect, pair)
-    blob = gf.dumps(data.draw(values(twin)), twin, full_objects=True)  # every blob the twin writes exactly
+    blob = gf.dumps(data.draw(values(twin)), twin, allow_objects=True)  # every blob the twin writes exactly
     try:
         value, end, marks = decoder_for(sibling, True).decode_marked(blob)
     except gf.DecodeError:
@@ -458,9 +458,9 @@ def test_detect_never_misleads(writer_and_value: tuple[str, Any], framed: bool) 
     assert same_value(ours, gf.loads(payload, writer)), (writer, best)
 
 
-@pytest.mark.parametrize("twin", sorted(DECODES_LIKE))
+@pytest.mark.parametrize("twin", sorted(decodes_like()))
 def test_dialects_detect_decodes_once_really_read_alike(twin: str) -> None:
-    reader = DECODES_LIKE[twin]
+    reader = decodes_like()[twin]
     blobs = [bytes.fromhex(c[k]) for e in ENGINES for c in engine_cases(e) for k in ("hex", "hex_full_objects")
              if c.get(k)]
     blobs += [gf.dumps(v, w) for w in (twin, reader) for v in (1, 1 << 40, gf.Vector3(0.1, 2, 3), [2.5, "x"])]
@@ -469,16 +469,16 @@ def test_dialects_detect_decodes_once_really_read_alike(twin: str) -> None:
         for d in (twin, reader):
             try:
                 value, end = gf.decode(blob, d, allow_objects=True)
-                outcomes.append((gf.dumps(value, reader, full_objects=True), end))  # NaN-proof equality
+                outcomes.append((gf.dumps(value, reader, allow_objects=True), end))  # NaN-proof equality
             except gf.DecodeError as e:
                 outcomes.append(("error", e.offset))
         assert outcomes[0] == outcomes[1], blob.hex()
 
 
-@pytest.mark.parametrize("twin", sorted(READS_WHAT_IT_WRITES))
+@pytest.mark.parametrize("twin", sorted(reads_what_it_writes()))
 def test_dialects_that_read_what_another_writes_really_do(twin: str) -> None:
     """Where the other dialect writes exactly a blob for the value it reads, ``twin`` reads that value too."""
-    writer = READS_WHAT_IT_WRITES[twin]
+    writer = reads_what_it_writes()[twin]
     blobs = [bytes.fromhex(c[k]) for e in ENGINES for c in engine_cases(e) for k in ("hex", "hex_full_objects")
              if c.get(k)]
     blobs += [gf.dumps(v, w) for w in (twin, writer) for v in (1, 1 << 40, gf.Vector3(0.1, 2, 3), [2.5, "x"],

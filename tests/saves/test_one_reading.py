@@ -166,7 +166,7 @@ def test_a_compressed_save_followed_by_more_bytes_reads_as_the_engine_reads_it()
         assert [gf.to_text(v, sf.dialect) for v in sf.values] == case["readback"]
         assert sf.layers["trailing"] == {"compression": 10}
         assert sf.to_bytes() == data
-        header = sf.header()
+        header = sf.header
         assert bytes.fromhex(header["trailing"]["compression"]) == b"more bytes"
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import godot_formats as gf
 from godot_formats.core import types as t
 from godot_formats.layers.project_settings import EcfgInfo, read_ecfg, write_ecfg
-from godot_formats.saves.conversion import convert_value
+from godot_formats.migration import convert_value
 
 CONTAINERS = FIXTURES / "containers"
 DIALECT = {"godot3_containers.jsonl": "godot3", "godot4_containers.jsonl": "godot4",
@@ -60,7 +60,7 @@ def test_project_binary_reads_to_the_engine_values(dialect: str, record: dict[st
     assert list(info.keys) == record["keys"] and info.dialect == dialect
     # value_hex: the engine's var2bytes of each value; values: its var2str (same order).
     for key, engine_hex in zip(record["keys"], record["value_hex"]):
-        assert gf.dumps(settings_[key], dialect, full_objects=True).hex() == engine_hex, key
+        assert gf.dumps(settings_[key], dialect, allow_objects=True).hex() == engine_hex, key
     for key, text in zip(record["keys"], record["values"]):
         assert gf.to_text(settings_[key], dialect) == text, key
     for key, text in record["settings"].items():  # what the script set
@@ -171,7 +171,7 @@ def test_godot2_settings_convert_with_the_input_events_reported() -> None:
         assert all("InputEvent" in loss.reason for loss in losses)
         assert new["input/move_left"] == [None, None] and new["display/width"] == 800
         assert new["remap/all"] == settings_["remap/all"]
-        gf.dumps(new, target, full_objects=True)
+        gf.dumps(new, target, allow_objects=True)
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -375,7 +375,7 @@ def test_godot2_headers_and_old_forms() -> None:
     assert gf.decode(u32(17), "godot2") == (t.RID(), 4)
     assert gf.dumps(t.EncodedObjectAsID(5), "godot2") == u32(18)
     with pytest.raises(gf.EncodeError, match="full Object"):
-        gf.dumps(gf.Object("Node"), "godot2", full_objects=True)
+        gf.dumps(gf.Object("Node"), "godot2", allow_objects=True)
     # The "shared" bit 31 of Array and Dictionary counts is masked.
     assert gf.loads(u32(21) + u32(0x80000001) + u32(2) + u32(7), "godot2") == [7]
     assert gf.loads(u32(20) + u32(0x80000000), "godot2") == {}

@@ -43,7 +43,7 @@ def test_plain_and_base64_files_open_to_the_engines_values(engine: str) -> None:
             continue  # below
         sf = gf.open(data, allow_objects=True, dialect=engine if r["value_hex"] else None)
         if r["value_hex"]:
-            assert [gf.dumps(v, engine, full_objects=True) for v in sf.values] == \
+            assert [gf.dumps(v, engine, allow_objects=True) for v in sf.values] == \
                 [bytes.fromhex(h) for h in r["value_hex"]], r["name"]
         assert sf.to_bytes() == data, r["name"]  # written back as it was
 

@@ -125,12 +125,12 @@ def _assert_lossless(value: Any, dialects: tuple[str, ...] | list[str], full_obj
     written = 0
     for d in dialects:
         try:
-            expected = gf.dumps(value, d, full_objects=full_objects)
+            expected = gf.dumps(value, d, allow_objects=full_objects)
         except gf.EncodeError:
             continue
         written += 1
         for got in (back, back_text, back_compact):
-            assert gf.dumps(got, d, full_objects=full_objects) == expected, (d, value, obj)
+            assert gf.dumps(got, d, allow_objects=full_objects) == expected, (d, value, obj)
     return written
 
 
@@ -153,7 +153,7 @@ def test_every_fixture_value_round_trips(dialect: str, hex_: str, objects: bool)
     assert _assert_lossless(value, ENGINE_DIALECTS, objects) >= 1
     # and the JSON gives back the very bytes the engine wrote
     back = loads_json(dumps_json(value))
-    assert_same_bytes(gf.dumps(back, dialect, full_objects=objects), bytes.fromhex(hex_),
+    assert_same_bytes(gf.dumps(back, dialect, allow_objects=objects), bytes.fromhex(hex_),
                       node_path_pad_mask(back, dialect, objects))
 
 
@@ -263,7 +263,7 @@ def test_typed_containers() -> None:
         back = loads_json(dumps_json(v))
         assert back == v and type(back) is type(v), (v, to_json(v))
         for d in ("godot4",):
-            assert gf.dumps(back, d, full_objects=True) == gf.dumps(v, d, full_objects=True)
+            assert gf.dumps(back, d, allow_objects=True) == gf.dumps(v, d, allow_objects=True)
     assert to_json(cases[0]) == {"type": "Array", "elem_type": "int", "args": ["i:1", "i:2"]}
     assert to_json(cases[3])["elem_type"] == {"builtin": "Object"}
     assert to_json(cases[6]) == {"type": "Dictionary", "value_type": "float", "args": ["i:1", "f:0.5"]}
@@ -295,10 +295,10 @@ def test_references_and_objects() -> None:
         assert back == v
         for d in ENGINE_DIALECTS:
             try:
-                expected = gf.dumps(v, d, full_objects=True)
+                expected = gf.dumps(v, d, allow_objects=True)
             except gf.EncodeError:
                 continue
-            assert gf.dumps(back, d, full_objects=True) == expected
+            assert gf.dumps(back, d, allow_objects=True) == expected
     assert to_json(t.RID()) == {"type": "RID"}
     assert to_json(t.RID(5)) == {"type": "RID", "id": 5}
     assert to_json(t.Object("Node", {"a": 1})) == {"type": "Node", "props": ["a", "i:1"]}
@@ -589,7 +589,7 @@ def test_arbitrary_json_gives_a_value_or_our_error(obj: Any) -> None:
     except JSONFormatError:
         return
     try:
-        gf.dumps(value, "godot4", full_objects=True)
+        gf.dumps(value, "godot4", allow_objects=True)
     except gf.EncodeError:
         pass  # e.g. a Vector2i is fine in JSON but an int32 overflow for the encoder
 
@@ -692,7 +692,7 @@ def test_engine_json_reads_back_to_the_engines_bytes(rec: dict[str, Any], case: 
             continue
         value = loads_json(rec[key])
         engine = bytes.fromhex(rec[hex_key])
-        ours = gf.dumps(value, "godot4", full_objects=objects)
+        ours = gf.dumps(value, "godot4", allow_objects=objects)
         if ours[:4] == bytes.fromhex("1b000d00") and engine[:4] == bytes.fromhex("1b000900"):
             # Dictionary[int, OracleRes]: the engine's typed Dictionary keeps only the script's native
             # class (kind 3 -> kind 2 "Resource"), a Dictionary quirk, not a JSON one (see

@@ -153,7 +153,7 @@ def test_to_text_of_what_the_engine_decoded(engine: str, rec: dict[str, Any]) ->
     """
     objects = rec.get("allow_objects", False)
     value = gf.loads(bytes.fromhex(rec["in_hex"]), engine, allow_objects=objects, max_depth=20_000)
-    ours_bytes = gf.dumps(value, engine, full_objects=objects, max_depth=20_000)
+    ours_bytes = gf.dumps(value, engine, allow_objects=objects, max_depth=20_000)
     if not _same_bytes(ours_bytes, bytes.fromhex(rec["hex"]), value, engine, objects):
         pytest.skip("the engine decoded another value than we do (see test_engine_fixtures)")
     if not objects and _named_object_types(value):
@@ -172,7 +172,7 @@ def test_decoded_records_mostly_compare() -> None:
         engine, rec = param.values
         objects = rec.get("allow_objects", False)
         value = gf.loads(bytes.fromhex(rec["in_hex"]), engine, allow_objects=objects, max_depth=20_000)
-        if len(gf.dumps(value, engine, full_objects=objects, max_depth=20_000)) == len(bytes.fromhex(rec["hex"])):
+        if len(gf.dumps(value, engine, allow_objects=objects, max_depth=20_000)) == len(bytes.fromhex(rec["hex"])):
             compared += 1
     assert compared >= 230
 
@@ -265,7 +265,7 @@ def test_engine_text_reads_back_to_the_engine_bytes(engine: str, case: dict[str,
     if case.get("raw"):
         engine_bytes = gf.dumps(engine_bytes, engine)  # the capture itself is the PackedByteArray printed
     try:
-        ours = gf.dumps(value, engine, full_objects=objects)
+        ours = gf.dumps(value, engine, allow_objects=objects)
     except gf.EncodeError:
         ours = b""
     same = _same_bytes(ours, engine_bytes, value, engine, objects)
@@ -564,7 +564,7 @@ def _values4() -> st.SearchStrategy[Any]:
 def test_godot4_text_round_trips_to_the_same_bytes(value: Any) -> None:
     text = to_text(value, "godot4")
     back = from_text(text, "godot4")
-    assert gf.dumps(back, "godot4", full_objects=True) == gf.dumps(value, "godot4", full_objects=True), text
+    assert gf.dumps(back, "godot4", allow_objects=True) == gf.dumps(value, "godot4", allow_objects=True), text
     assert to_text(back, "godot4") == text
 
 

@@ -31,17 +31,22 @@ tools that read every number as a double (the engine, JavaScript) round
 integers beyond 2**53 in packed int64 arrays.
 
 Both directions walk containers with an explicit stack, like the codec, so a
-value nested 1024 levels deep converts without ``RecursionError``.
+value nested 1024 levels deep converts without ``RecursionError``; so do
+:func:`dumps_form` and :func:`loads_form`, which write and read a JSON form
+already made (a document holding such forms: a resource save's, in
+:mod:`godot_formats.resources.jsondoc`).  A value with no Godot type (a
+resource save's reference to a resource) is written by the caller's
+``default``, as ``json.dumps``'s, and read back by its ``object_hook``.
 """
 
 from __future__ import annotations
 
 from ...core.errors import JSONFormatError
 from .common import JSONValue
-from .parser import loads_json, loads_json_documents
-from .printer import MAX_INDENT_COLUMNS, dumps_json
-from .reader import from_json
-from .writer import to_json
+from .parser import loads_form, loads_json, loads_json_documents
+from .printer import MAX_INDENT_COLUMNS, dumps_form, dumps_json
+from .reader import ObjectHook, from_json
+from .writer import Default, to_json
 
-__all__ = ["to_json", "from_json", "dumps_json", "loads_json", "loads_json_documents", "JSONFormatError",
-           "JSONValue", "MAX_INDENT_COLUMNS"]
+__all__ = ["to_json", "from_json", "dumps_json", "loads_json", "loads_json_documents", "dumps_form", "loads_form",
+           "Default", "ObjectHook", "JSONFormatError", "JSONValue", "MAX_INDENT_COLUMNS"]

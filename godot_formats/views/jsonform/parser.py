@@ -135,17 +135,32 @@ def _parse_documents(text: str) -> Iterator[tuple[int, Any]]:
         pos = ws.match(text, new).end()  # type: ignore[union-attr]
 
 
+def loads_form(text: str | bytes) -> Any:
+    """The JSON form in a text of one JSON document (dicts, lists, strings, numbers ...), read
+    exactly as :func:`loads_json` reads it (numbers exact, no NaN constants, any depth) but not
+    turned into a value: the reading of what :func:`~.printer.dumps_form` writes."""
+    docs = list(_parse_documents(_decoded(text)))
+    if len(docs) != 1:
+        raise JSONFormatError(f"{len(docs)} JSON documents where one was expected" if docs else
+                              "no JSON value in the text")
+    return docs[0][1]
+
+
+def _decoded(text: str | bytes) -> str:
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            return bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise JSONFormatError(f"JSON text is not UTF-8 (byte {e.start})") from None
+    return text
+
+
 def loads_json_documents(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> list[Any]:
     """Every value of a text holding one or more JSON documents one after another.
 
     ``godot-formats dump --json`` writes one document per ``store_var`` frame.
     """
-    if isinstance(text, (bytes, bytearray)):
-        try:
-            text = bytes(text).decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            raise JSONFormatError(f"JSON text is not UTF-8 (byte {e.start})") from None
-    docs = list(_parse_documents(text))
+    docs = list(_parse_documents(_decoded(text)))
     if not docs:
         raise JSONFormatError("no JSON value in the text")
     return [from_json(obj, max_depth=max_depth) for _, obj in docs]

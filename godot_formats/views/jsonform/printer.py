@@ -201,7 +201,14 @@ def dumps_json(value: Any, indent: int | None = 2, *, packed_base64: bool = Fals
     is indented past :data:`MAX_INDENT_COLUMNS` (deeper containers are written
     on one line).  Neither form recurses, whatever the nesting.
     """
-    obj = to_json(value, packed_base64=packed_base64)
+    return dumps_form(to_json(value, packed_base64=packed_base64), indent)
+
+
+def dumps_form(obj: Any, indent: int | None = 2) -> str:
+    """JSON text of ``obj``, a JSON form already made (dicts, lists, strings, numbers, booleans and
+    None, such as :func:`to_json` returns, or a document holding such forms), laid out as
+    :func:`dumps_json` lays out a value.  ``json.dumps`` recurses once per nesting level and stops
+    near 1000; this takes any depth."""
     if indent is None:
         return _one_line(obj, ",", ":")
     return _pretty(obj, indent)

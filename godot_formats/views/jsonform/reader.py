@@ -220,13 +220,21 @@ _READER_OF: dict[str, tuple[_LeafReader, TypeSpec]] = {
     name: (_LEAF_READERS[spec.family], spec) for name, spec in BY_NAME.items()}
 
 
-def _leaf_from_dict(type_name: str, obj: dict[str, Any], path: str) -> Any:
+#: What :func:`from_json` asks about a ``{"type": ...}`` object whose type names no Godot type (the
+#: references of a resource save): the value it stands for; it raises :class:`JSONFormatError` for an
+#: object it does not know.  The inverse of ``to_json``'s ``default``.
+ObjectHook = Callable[[dict[str, Any], str], Any]
+
+
+def _leaf_from_dict(type_name: str, obj: dict[str, Any], path: str, object_hook: ObjectHook | None = None) -> Any:
     """Values of the ``{"type": ...}`` form that have no children."""
     entry = _READER_OF.get(type_name)
     if entry is not None:
         return entry[0](entry[1], obj, path)
     if type_name == _OBJECT_ID:
         return t.EncodedObjectAsID(_uint(obj.get("object_id"), 64, "object_id", path + ".object_id"))
+    if object_hook is not None:
+        return object_hook(obj, path)
     raise JSONFormatError(f"unknown type {type_name!r} (an Object needs \"props\")", path)
 
 
@@ -326,28 +334,31 @@ def _open_frame(obj: Any, path: str) -> _Frame | None:
     return None
 
 
-def _leaf_from_json(obj: Any, path: str) -> Any:
+def _leaf_from_json(obj: Any, path: str, object_hook: ObjectHook | None = None) -> Any:
     if obj is None or type(obj) is bool:
         return obj
     if isinstance(obj, str):
         return _scalar_from_text(obj, path)
     if isinstance(obj, dict):
-        return _leaf_from_dict(obj["type"], obj, path)
+        return _leaf_from_dict(obj["type"], obj, path, object_hook)
     if type(obj) in (int, float):
         raise JSONFormatError(f"a bare JSON number ({obj!r}); write \"i:{obj}\" for an int or "
                               f"\"f:{obj}\" for a float", path)
     raise JSONFormatError(f"{_kind(obj)} is not JSON", path)
 
 
-def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH, object_hook: ObjectHook | None = None) -> Any:
     """The value a JSON form stands for (ours or the engine's ``JSON.from_native`` output).
 
     Raises :class:`JSONFormatError`, naming the path of the bad node, for
-    anything that is not a value in that form.
+    anything that is not a value in that form.  ``object_hook(obj, path)`` is called
+    with each ``{"type": ...}`` object, at any depth, whose type names no Godot type,
+    and returns the value it stands for (a resource save's references:
+    :mod:`godot_formats.resources.jsondoc`); without it such an object is an error.
     """
     frame = _open_frame(obj, "$")
     if frame is None:
-        return _leaf_from_json(obj, "$")
+        return _leaf_from_json(obj, "$", object_hook)
     stack = [frame]
     memo: Memo = {}
     while True:
@@ -368,7 +379,7 @@ def from_json(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
                     raise JSONFormatError(nesting_error(max_depth, writing=False), path)
                 stack.append(sub)
                 break
-            frame.items.append(_leaf_from_json(child, path))
+            frame.items.append(_leaf_from_json(child, path, object_hook))
             frame.index += 1
         else:
             value = stack.pop().finish(memo)

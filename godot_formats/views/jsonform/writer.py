@@ -146,6 +146,18 @@ def _unregistered_json(value: Any, spec: Any, packed_base64: bool) -> _LeafJSON:
     raise EncodeError(f"cannot represent a {type(value).__name__} in JSON ({reprlib.repr(value)})")
 
 
+#: What :func:`to_json` asks about a value that has no Godot type: its JSON form (a reference of
+#: a resource save, say), written as it is; it raises :class:`EncodeError` for a value it has none for.
+Default = Callable[[Any], JSONValue]
+
+
+def _by_default(value: Any, default: Default | None) -> _LeafJSON:
+    """The JSON of a value that has no Godot type: a Mapping's shell, or what ``default`` makes of it."""
+    if default is None or isinstance(value, Mapping):
+        return _unregistered_json(value, None, False)
+    return default(value)
+
+
 #: Class -> its leaf writer and registry row, remembered on first sight (a value's
 #: family is then one dict lookup away: hashing an Enum member runs Python code).
 _WRITER_OF: dict[type, tuple[_LeafWriter, Any]] = {}
@@ -161,12 +173,6 @@ def _writer_for(value: Any) -> tuple[_LeafWriter, Any]:
     if len(_WRITER_OF) > 4096:  # a program making classes on the fly must not grow this without end
         _WRITER_OF.clear()
     return entry
-
-
-def _leaf_to_json(value: Any, packed_base64: bool) -> _LeafJSON:
-    """The JSON of a value without children, or :data:`_CONTAINER` for a container."""
-    writer, spec = _WRITER_OF.get(type(value)) or _writer_for(value)
-    return writer(value, spec, packed_base64)
 
 
 def _open_container(value: Any) -> tuple[JSONValue, list[Any], Iterator[Any]]:
@@ -206,14 +212,20 @@ def _object_children(properties: Mapping[str, Any]) -> Iterator[Any]:
         yield value
 
 
-def to_json(value: Any, *, packed_base64: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONValue:
+def to_json(value: Any, *, packed_base64: bool = False, max_depth: int = DEFAULT_MAX_DEPTH,
+            default: Default | None = None) -> JSONValue:
     """The JSON form of ``value``: plain dicts, lists, strings, numbers, booleans and None.
 
     ``json.dumps`` can write the result as is (it never holds NaN or infinity);
     :func:`dumps_json` writes it laid out for editing.  ``packed_base64`` writes
-    packed number arrays as base64 instead of number lists.
+    packed number arrays as base64 instead of number lists.  ``default``, as
+    ``json.dumps``'s, is called with each value, at any depth, that has no Godot
+    type (the references of a resource save: :mod:`godot_formats.resources.jsondoc`)
+    and returns its JSON form, which is written as it is; without it such a value
+    raises :class:`EncodeError`.
     """
-    out = _leaf_to_json(value, packed_base64)
+    writer, spec = _WRITER_OF.get(type(value)) or _writer_for(value)
+    out = writer(value, spec, packed_base64) if writer is not _unregistered_json else _by_default(value, default)
     if out is not _CONTAINER:
         return out
     writer_of = _WRITER_OF
@@ -225,8 +237,11 @@ def to_json(value: Any, *, packed_base64: bool = False, max_depth: int = DEFAULT
             if type(child) is _Name:
                 sink.append(str.__str__(child))
                 continue
-            writer, spec = writer_of.get(type(child)) or _writer_for(child)  # _leaf_to_json, inlined
-            out = writer(child, spec, packed_base64)
+            writer, spec = writer_of.get(type(child)) or _writer_for(child)
+            if writer is _unregistered_json:
+                out = _by_default(child, default)
+            else:
+                out = writer(child, spec, packed_base64)
             if out is not _CONTAINER:
                 sink.append(out)
                 continue

@@ -19,14 +19,14 @@ from ...core.errors import TextDecodeError
 from ...core.keys import KeyRules, Memo, python_keys_agree
 from ...core.registry import Family, TypeSpec, for_each_row
 from ...core.switches import F32, F64, I32, I64, REAL, U8
+from ...layers.magic import SKIPPED as _SKIPPED
 from .common import CONTAINER_ELEMENT_TYPES, MASK64, MAX_KEY_DEPTH, _wrap
 from .floats import _to_f32
 
 _SPACE = re.compile(r"[\x00-\x20]+")
-#: What the engines' tokenizer (``VariantParser::get_token``) passes over between tokens: every
-#: character up to a space, and ``;`` comments to the end of their line.  Files made of tags and
-#: values (ConfigFile text, a text resource's first tag) are read past it.
-SKIPPED = r"(?:[\x00-\x20]+|;[^\n]*)*"
+#: What the engines' tokenizer passes over between tokens (:data:`godot_formats.layers.magic.SKIPPED`,
+#: where the rule is stated once).
+SKIPPED = _SKIPPED
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?")
 _SPECIAL_FLOAT = re.compile(r"(inf_neg|-?inf|-?nan)(\.0)?(?![A-Za-z0-9_])")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -1,0 +1,130 @@
+"""The kinds of file a game or a project keeps, one row each, as ``tarfile.open``'s ``OPEN_METH``
+has one row per compression: what the first bytes of each look like, and what reads it.
+
+:func:`kind_of` asks the rows in order and the first whose ``sniff`` accepts the bytes reads them;
+the last row (a save: ``store_var`` records, ``var_to_bytes``, base64, project settings, ConfigFile
+text, with any encryption or compression around them) takes everything the others do not, and its
+one reading (:func:`godot_formats.saves.reading.read`) says what the bytes are or why they are none
+of these.  A program adds a kind with :func:`register_kind` (``docs/architecture.md`` has the recipe).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..core.errors import DecodeError
+from ..core.limits import MAX_FILE_SIZE, MAX_RATIO, RSCC_MAX_RATIO
+from ..layers.magic import resource_form
+
+__all__ = ["KINDS", "Kind", "OpenOptions", "kind_of", "register_kind", "unregister_kind"]
+
+
+@attrs.frozen
+class OpenOptions:
+    """The options of :func:`godot_formats.documents.open`, one set for every kind: each kind takes
+    what applies to it (a resource has no password) and leaves the rest."""
+
+    password: str | None = None
+    key: bytes | None = None
+    dialect: Any = None
+    allow_objects: bool = False
+    max_size: int = MAX_FILE_SIZE
+    max_ratio: int | None = None  # None: the kind's own bound (core.limits)
+    salvage: bool = False
+    framing: str = "auto"
+    compressed: str | int | None = None
+
+
+#: How a kind reads a file: its bytes, where they came from, and the options.
+Reader = Callable[[bytes, "Path | None", OpenOptions], Any]
+
+
+@attrs.frozen
+class Kind:
+    """One kind of file: ``name`` (a document's ``kind``), a line for people, ``sniff(data)`` (whether
+    the first bytes are this kind's), and ``read(data, path, options)`` (the document)."""
+
+    name: str
+    description: str
+    sniff: Callable[[bytes], bool]
+    read: Reader
+
+
+def _is_resource(data: bytes) -> bool:
+    return resource_form(data) in ("binary", "text")
+
+
+def _read_resource(data: bytes, path: Path | None, options: OpenOptions) -> Any:
+    from ..resources.binary import read_binary
+    from ..resources.text import read_text
+
+    if resource_form(data) == "binary":
+        ratio = RSCC_MAX_RATIO if options.max_ratio is None else options.max_ratio
+        rf = read_binary(data, max_size=options.max_size, max_ratio=ratio)
+    else:
+        rf = read_text(data)
+    rf.path = path
+    return rf
+
+
+def _is_scene(data: bytes) -> bool:
+    return resource_form(data) == "scene"
+
+
+def _refuse_scene(data: bytes, path: Path | None, options: OpenOptions) -> Any:
+    raise DecodeError(0, "this is a scene ([gd_scene ...]), not a resource save: scenes are not read yet")
+
+
+def _read_save(data: bytes, path: Path | None, options: OpenOptions) -> Any:
+    from ..saves.reading import peel, read_peeled
+    from ..saves.savefile import SaveFile
+
+    peeled = peel(data, password=options.password, key=options.key, compressed=options.compressed,
+                  max_size=options.max_size, max_ratio=MAX_RATIO if options.max_ratio is None else options.max_ratio)
+    reading = read_peeled(peeled, dialect=options.dialect, framing=options.framing,
+                          allow_objects=options.allow_objects, salvage=options.salvage, max_size=options.max_size)
+    return SaveFile.from_reading(reading, path=path, allow_objects=options.allow_objects)
+
+
+#: The kinds, in the order they are asked; the last takes what no other does.
+KINDS: list[Kind] = [
+    Kind("resource", "a resource save: .tres text, .res binary, RSCC compressed binary", _is_resource,
+         _read_resource),
+    Kind("scene", "a scene (.tscn): refused by name, not read yet", _is_scene, _refuse_scene),
+    Kind("save", "a save: store_var records or var_to_bytes data, base64 text, project settings, ConfigFile "
+                 "text, in any encryption or compression", lambda data: True, _read_save),
+]
+
+
+def kind_of(data: bytes) -> Kind:
+    """The first kind whose ``sniff`` accepts ``data``."""
+    return next(kind for kind in KINDS if kind.sniff(data))
+
+
+def register_kind(kind: Kind, *, before: str = "save") -> Kind:
+    """Add a kind, asked before the kind named ``before`` (the save, which takes everything, by
+    default).  A name is one kind's: register another under a taken name after unregistering it."""
+    if not isinstance(kind, Kind):
+        raise TypeError(f"register_kind() takes a Kind, not {type(kind).__name__}")
+    names = [k.name for k in KINDS]
+    if kind.name in names:
+        raise ValueError(f"the kind {kind.name!r} is registered already (unregister_kind it first)")
+    if before not in names:
+        raise ValueError(f"no kind {before!r} to put {kind.name!r} before; kinds: {', '.join(names)}")
+    KINDS.insert(names.index(before), kind)
+    return kind
+
+
+def unregister_kind(name: str) -> None:
+    """Forget the kind ``name`` (the reverse of :func:`register_kind`); the save stays."""
+    if name == "save":
+        raise ValueError("the save kind reads what no other kind does; it stays")
+    for i, kind in enumerate(KINDS):
+        if kind.name == name:
+            del KINDS[i]
+            return
+    raise ValueError(f"no kind {name!r} is registered")
