@@ -118,7 +118,7 @@ class Converted:
 Step = Callable[[str], None]
 
 
-def _no_step(what: str) -> None:
+def no_step(what: str) -> None:
     """A step callback that shows nothing."""
 
 
@@ -169,7 +169,7 @@ _ANY_KIND = _Way(None, lambda doc, opts, form: f"{doc.kind}, {doc.dialect.name} 
                  lambda back, meant, written, form: bool(back.to_bytes() == written))
 
 
-def convert_data(data: bytes, opts: Any, step: Step = _no_step) -> Converted:
+def convert_data(data: bytes, opts: Any, step: Step = no_step) -> Converted:
     """Convert one file's bytes, of whichever kind it is: opened through the one door
     (:func:`godot_formats.documents.open`), converted by the document itself (a save's layers, a
     resource's form migrate with the values), written in the form asked.  ``opts`` is an
@@ -219,7 +219,7 @@ def failure(e: Exception) -> tuple[str, str, tuple[Loss, ...]]:
 
 
 
-def convert_verified(data: bytes, opts: Any, step: Step = _no_step) -> Converted:
+def convert_verified(data: bytes, opts: Any, step: Step = no_step) -> Converted:
     """:func:`convert_data`, and with ``opts.verify`` the output read back: it must give what was meant
     (the converted values) before it counts.  The one per-file path of every run."""
     done = convert_data(data, opts, step)

@@ -17,53 +17,34 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core.limits import MAX_FILE_SIZE
-from ..layers.files import TEMP_MARK, is_temp_name, read_bounded, temp_prefix, temp_writer
+from ..layers.files import TEMP_MARK, host_tag, is_temp_name, read_bounded, temp_prefix, temp_writer
+from .signals import alive
 from .walk import outside
 
 __all__ = ["remove_stale_temps", "write_new"]
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (one of another user's counts: it may be writing)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError: it exists
-        pass
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    """Whether ``pid`` is dead but not yet reaped: a killed worker whose parent died too stays a
-    zombie where nothing reaps orphans (a container's first process is often no init)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat_line = f.read()
-    except OSError:  # no /proc (not Linux), or it went meanwhile
-        return False
-    state = stat_line[stat_line.rfind(b")") + 2:][:1]
-    return state in (b"Z", b"X")
 
 
 def remove_stale_temps(dest: str | os.PathLike[str], since: float | None = None) -> None:
     """Remove our temporary files of ``dest`` whose writer is dead: a worker killed while writing it.
-    One whose writer lives is another run's (or this one's) write in progress, and stays.  A name
-    that records no writer (an older version's) goes when it is older than ``since`` (the start of
-    this run, as ``time.time()``), or never when ``since`` is None."""
+    One whose writer lives is another run's (or this one's) write in progress, and stays.  A writer
+    on another host (another container on a shared volume: its process ids are not ours to ask),
+    or a name that records none (an older version's), is taken for dead only when the file is older
+    than ``since`` (the start of this run, as ``time.time()``); never when ``since`` is None."""
+    here = host_tag()
     path = Path(dest)
     with contextlib.suppress(OSError), os.scandir(path.parent) as it:
         for entry in it:
             if not (entry.name.startswith(f".{path.name}{TEMP_MARK}") and is_temp_name(entry.name)):
                 continue
             writer = temp_writer(entry.name)
-            if writer is not None:
-                stale = not _alive(writer)
-            else:
+            stale = False
+            if writer is not None and writer[1] == here:
+                stale = not alive(writer[0])
+            elif since is not None:
                 with contextlib.suppress(OSError):
-                    stale = since is not None and entry.stat(follow_symlinks=False).st_mtime < since
+                    stale = entry.stat(follow_symlinks=False).st_mtime < since
             if stale:
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)

@@ -12,6 +12,7 @@ the written files are flushed to disk (``os.sync``) and the journal is fsynced
 from __future__ import annotations
 
 import os
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -30,7 +31,7 @@ from .output import remove_stale_temps, write_new
 from .pool import in_order, on_executor
 from .report import DONE_EARLIER, NO_DEST, Result, arrow_schema, new_row, sha, write_parquet
 from .signals import ctrl_c_deferred
-from .walk import entries, in_shard, is_url, key_dest, url_fs, walk_url
+from .walk import entries, in_shard, is_url, key_dest, not_regular, url_fs, walk_url
 
 __all__ = ["Task", "convert"]
 
@@ -55,9 +56,26 @@ def _read(task: Task) -> bytes:
     """The input's bytes: a regular file (a FIFO or a device named as an input is refused before it
     is read, never waited on), or an object of a store; at most the one size limit."""
     if is_url(task.source):
-        fs, path = url_fs(task.source, task.storage_options)
-        return bytes(fs.cat_file(path))
+        return _cat(task.source, task.storage_options)
     return read_bounded(task.source, MAX_FILE_SIZE)[0]
+
+
+def _cat(url: str, storage_options: dict[str, Any] | None) -> bytes:
+    """An object's bytes, read as every input is: a local file (``file://``) through the one bounded
+    read, an object of a store only when the store calls it a file of at most the size limit."""
+    fs, path = url_fs(url, storage_options)
+    if "file" in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)):
+        return read_bounded(path, MAX_FILE_SIZE)[0]
+    info = fs.info(path)
+    if info.get("type") not in ("file", None):
+        raise GodotFormatsError(f"{url}: a {info.get('type')}, not a file")
+    size = info.get("size")
+    if isinstance(size, int) and size > MAX_FILE_SIZE:
+        raise GodotFormatsError(f"{url}: {size} bytes, over the size limit of {MAX_FILE_SIZE}")
+    data = bytes(fs.cat_file(path, start=0, end=MAX_FILE_SIZE + 1))
+    if len(data) > MAX_FILE_SIZE:
+        raise GodotFormatsError(f"{url}: over the size limit of {MAX_FILE_SIZE} bytes")
+    return data
 
 
 def _put_new(task: Task, out: bytes) -> tuple[str | None, bytes]:
@@ -67,7 +85,7 @@ def _put_new(task: Task, out: bytes) -> tuple[str | None, bytes]:
     fs, path = url_fs(task.dest, task.storage_options)
     if not task.overwrite:
         try:  # one GET, not exists() and then a GET: on S3 exists() of a new key costs a HEAD and a LIST
-            existing: bytes | None = bytes(fs.cat_file(path))
+            existing: bytes | None = _cat(task.dest, task.storage_options)
         except FileNotFoundError:
             existing = None
         if existing is not None:
@@ -242,6 +260,25 @@ def _checked(src: object, dst: str | os.PathLike[str], shard: tuple[int, int],
     return report_path
 
 
+def _open_journal(journal_path: Path, resume: bool, notes: list[str]) -> tuple[dict[str, dict[str, Any]], Journal]:
+    """The rows an earlier run journaled (with ``resume``) and the journal, open to append: a regular
+    file of ours, or none yet (a FIFO there is refused, never waited on)."""
+    try:
+        mode = os.stat(journal_path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise GodotFormatsError(f"cannot look at the journal {journal_path}: {e.strerror or e}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise GodotFormatsError(f"the journal {journal_path} is {not_regular(mode)}, not a regular file")
+    try:
+        done = read_journal(journal_path, notes) if resume else {}
+        journal = Journal(journal_path)
+    except OSError as e:
+        raise GodotFormatsError(f"cannot open the journal {journal_path}: {e.strerror or e}") from None
+    return done, journal
+
+
 def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst: str | os.PathLike[str], *, to: str,
             source: str = "auto",
             policy: str = "strict", password: str | None = None, key: bytes | None = None,
@@ -272,9 +309,8 @@ def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst:
     run_id = uuid.uuid4().hex
     result = Result({"converted": 0, "unchanged": 0, "failed": 0, "skipped": 0}, [], journal_path,
                     report_path, run_id)
-    done = read_journal(journal_path, result.notes) if resume else {}
+    done, journal = _open_journal(journal_path, resume, result.notes)
     started = time.monotonic()
-    journal = Journal(journal_path)
     spill: list[tuple[Any, dict[str, Any]]] = []
     root = str(inside if inside is not None else dst)
     items = _items(src, dst, opts, shard, done, overwrite, run_id, root, time.time(), storage_options)
@@ -320,5 +356,8 @@ def convert(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], dst:
                 result.stopped = result.stopped or e.strerror or str(e)
     result.seconds = time.monotonic() - started
     if report_path is not None and report_path.suffix == ".parquet":
-        write_parquet(result.rows, report_path)
+        try:
+            write_parquet(result.rows, report_path)
+        except OSError as e:  # a full disk: the rows are in the journal and in the result
+            result.stopped = result.stopped or f"cannot write the report {report_path}: {e.strerror or e}"
     return result

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["WATCH_SECONDS", "ctrl_c_deferred", "worker_start"]
+__all__ = ["WATCH_SECONDS", "alive", "ctrl_c_deferred", "worker_start"]
 
 #: How often a worker looks whether its parent is still there.
 WATCH_SECONDS = 0.5
@@ -64,21 +64,41 @@ def _ask_for_parent_death_signal() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _watch(parent: int) -> None:
-    """End this process (without cleanup: its parent is gone, nobody waits for its results) once
-    its parent is no longer ``parent``: the orphan is handed to another process (init, a
-    subreaper), so ``getppid`` changes."""
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs: it exists (another user's counts) and is no zombie (dead, not
+    yet reaped: where nothing reaps orphans, a container's first process often being no init)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read()
+    except OSError:  # no /proc (not Linux), or it went meanwhile
+        return True
+    return state[state.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+
+
+def _watch(run: int) -> None:
+    """End this process (without cleanup: nobody waits for its results) once the run's process
+    ``run`` is gone.  The run is asked by its pid, not by ``getppid``: a worker may be the child of
+    a fork server (``forkserver``, Python 3.14's default on Linux) rather than of the run."""
     stop = threading.Event()
     while not stop.wait(WATCH_SECONDS):
-        if os.getppid() != parent:
+        if not alive(run):
             os._exit(1)
 
 
-def worker_start(parent: int) -> None:
-    """A pool worker's initializer: Ctrl-C is the parent's to handle (it stops the workers in order,
-    so no file is left half-written), and the worker dies with ``parent``, however that dies."""
+def worker_start(run: int) -> None:
+    """A pool worker's initializer: Ctrl-C is the run's to handle (it stops the workers in order, so
+    no file is left half-written), and the worker dies with the run's process ``run``, however that
+    dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _ask_for_parent_death_signal()
-    if os.getppid() != parent:  # the parent died before the request was made
+    if not alive(run):  # the run died before the request was made
         os._exit(1)
-    threading.Thread(target=_watch, args=(parent,), name="godot-formats parent watch", daemon=True).start()
+    threading.Thread(target=_watch, args=(run,), name="godot-formats run watch", daemon=True).start()

@@ -15,9 +15,9 @@ from typing import Any
 import attrs
 
 from ..core.errors import GodotFormatsError
-from ..layers.files import is_temp_name
+from ..layers.files import file_kind, is_temp_name
 
-__all__ = ["Skip", "THE_OUT_DIR", "entries", "in_shard", "is_url", "key_dest", "not_regular", "outside",
+__all__ = ["Skip", "THE_OUT_DIR", "entries", "in_shard", "inside", "is_url", "key_dest", "not_regular", "outside",
            "url_fs", "walk_url"]
 
 
@@ -30,13 +30,9 @@ class Skip:
     why: str
 
 
-_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
-
-
 def not_regular(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
-    return next((what for test, what in _NOT_REGULAR if test(mode)), "not a regular file")
+    """What a file that is not a regular file is, in words (:func:`godot_formats.layers.files.file_kind`)."""
+    return file_kind(mode) or "a regular file"
 
 
 #: The output folder met inside an input folder (it is not walked).
@@ -91,7 +87,11 @@ def in_shard(key: str, shard: tuple[int, int]) -> bool:
     """Whether ``key`` belongs to shard ``i`` of ``n``: a stable hash (SHA-1 of the key), the same on
     every machine and every run, unlike Python's ``hash()``."""
     i, n = shard
-    return int.from_bytes(hashlib.sha1(key.encode("utf-8", "surrogateescape")).digest()[:8], "big") % n == i
+    try:  # a file name's bytes (a name that is not UTF-8 arrives surrogate-escaped)
+        exact = key.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a key a caller made, with lone surrogates of its own
+        exact = key.encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.sha1(exact).digest()[:8], "big") % n == i
 
 
 def is_url(place: object) -> bool:
@@ -137,11 +137,12 @@ def key_dest(key: str, dst: str | os.PathLike[str]) -> str | None:
     return f"{str(dst).rstrip('/')}/{rel}" if is_url(dst) else str(Path(dst) / rel)
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or below it (both resolved already)."""
     return path == folder or folder in path.parents
 
 
-def outside(dest: Path, root: Path) -> str | None:
+def outside(dest: Path, root: Path, named: str = "the output folder") -> str | None:
     """Why writing ``dest`` would land outside the folder ``root`` (None: it stays inside), symlinks
     in any component of either followed as a write follows them: the deepest part of ``dest`` that
     exists is resolved, and the rest is created below it as real folders.  Asked right before each
@@ -149,6 +150,6 @@ def outside(dest: Path, root: Path) -> str | None:
     it (issue 40, item 3)."""
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(dest))  # follows every symlink of the parts that exist
-    if _inside(real, real_root):
+    if inside(real, real_root):
         return None
-    return f"the output {dest} resolves to {real}, outside the output folder {root}; nothing written"
+    return f"the output {dest} resolves to {real}, outside {named} {root}; nothing written"

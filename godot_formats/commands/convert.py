@@ -33,19 +33,20 @@ import contextlib
 import functools
 import hashlib
 import os
+import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import attrs
 
-from ..batch.onefile import convert_verified, failure, options_from_args
+from ..batch.onefile import Step, convert_verified, failure, no_step, options_from_args
 from ..batch.pool import in_order
 from ..batch.walk import THE_OUT_DIR as THE_OUT_DIR_SKIP
-from ..batch.walk import entries, outside
+from ..batch.walk import entries, inside, outside
 from ..core.dialects import dialect_names
 from ..core.errors import GodotFormatsError
 from ..core.limits import MAX_FILE_SIZE
@@ -158,11 +159,6 @@ def _walk(folder: Path, exclude: Path | None) -> Iterator[tuple[Path, Outcome | 
             yield path, Outcome(skip.status, skip.why)
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is ``folder`` or below it (both resolved already)."""
-    return path == folder or folder in path.parents
-
-
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
@@ -204,10 +200,12 @@ def plan(args: argparse.Namespace) -> list[Job]:
 
 
 def _outside(job: Job, real: Path, out_dir: Path, out_real: Path) -> Outcome | None:
-    """An output that resolves outside ``--out-dir`` (through a symlink inside it) is refused."""
-    if job.source is None or _inside(real, out_real):
+    """An output that resolves outside ``--out-dir`` (through a symlink inside it) is refused: the
+    batch engine's one rule (:func:`godot_formats.batch.walk.outside`), asked while planning."""
+    if job.source is None or job.dest is None or inside(real, out_real):
         return None
-    return Outcome("failed", f"the output {job.dest} resolves to {real}, outside --out-dir {out_dir}; nothing written")
+    refused = outside(job.dest, out_dir, "--out-dir")
+    return None if refused is None else Outcome("failed", refused)
 
 
 def _named_twice(first: str) -> Outcome:
@@ -278,7 +276,7 @@ def streamable(args: argparse.Namespace) -> bool:
     if len({Path(os.path.abspath(folder)).name for folder in folders}) != len(folders):
         return False
     out_real = _real(Path(args.out_dir))
-    return not any(_inside(_real(folder), out_real) for folder in folders)
+    return not any(inside(_real(folder), out_real) for folder in folders)
 
 
 class Destinations:
@@ -353,15 +351,9 @@ def listing(args: argparse.Namespace) -> Iterator[Job]:
             yield checks.check(Job(file, str(file), dest, refused))
 
 
-def _no_step(what: str) -> None:
-    """A :data:`Step` that shows nothing."""
 
 
-#: Told what a file's conversion is doing now ("reading", "converting"), for the progress line.
-Step = Callable[[str], None]
-
-
-def converted(data: bytes, args: argparse.Namespace, step: Step = _no_step,
+def converted(data: bytes, args: argparse.Namespace, step: Step = no_step,
               form: str | None = None) -> tuple[bytes, str, list[Loss]]:
     """One file's bytes converted as the command line's arguments say, through the batch engine's
     one per-file path (:func:`godot_formats.batch.onefile.convert_verified`).  Returns (output,
@@ -378,7 +370,7 @@ def converted(data: bytes, args: argparse.Namespace, step: Step = _no_step,
     return done.output, done.how, done.losses
 
 
-def convert_one(job: Job, args: argparse.Namespace, step: Step = _no_step) -> Outcome:
+def convert_one(job: Job, args: argparse.Namespace, step: Step = no_step) -> Outcome:
     """Convert one file; every failure, a bug included, is this file's outcome, and the batch goes on."""
     if job.refused is not None:
         return job.refused
@@ -427,7 +419,7 @@ def _convert_one(job: Job, args: argparse.Namespace, step: Step) -> Outcome:
     if same_file and status == "unchanged":
         return Outcome(status, how, tuple(losses))
     step("writing")
-    refused = outside(job.dest, Path(args.out_dir)) if args.out_dir else None
+    refused = outside(job.dest, Path(args.out_dir), "--out-dir") if args.out_dir else None
     if refused is not None:  # checked when planned; again now, as the batch engine checks each write
         return Outcome("failed", refused)
     try:
@@ -515,7 +507,7 @@ class Progress:
         it is doing and the seconds spent.  Yields the :data:`Step` to give :func:`convert_one`."""
         self.show(index, label)
         if not self.enabled:
-            yield _no_step
+            yield no_step
             return
         stop = threading.Event()
         ticker = threading.Thread(target=self._tick, args=(stop, time.monotonic()), daemon=True)
@@ -581,31 +573,37 @@ def _on_a_pool(jobs: Iterable[Job], args: argparse.Namespace, progress: Progress
     """The jobs on a process pool (:func:`godot_formats.batch.pool.in_order`), in the plan's (or the listing's) order;
     closed (Ctrl-C), the outcomes of the files that finished meanwhile go to ``spill``."""
     work = functools.partial(convert_one, args=args)
-    # The outputs there before the run: a worker killed by a neighbour's crash after it renamed its
-    # output into place, but before it reported, left a whole output of this run, which its solo
-    # retry would otherwise refuse as an existing file.  Such an output (and only such) is removed
-    # before the retry writes it again.  Each job is looked at as it is handed to the pool, before
-    # a worker can write its output, so a streamed listing is never held whole.
-    before: set[Path] = set()
+    # A worker killed by a neighbour's crash after it renamed its output into place, but before it
+    # reported, left a whole output of this run, which its solo retry would otherwise refuse as an
+    # existing file.  Such an output (and only such) is removed before the retry writes it again:
+    # one that was not there when its job was handed to the pool (each job is looked at then,
+    # before a worker can write its output, so a streamed listing is never held whole), made since
+    # by this user.  Another run's output that was there first is never touched.
+    handed_at: dict[Path, float] = {}
 
     def handed(jobs: Iterable[Job]) -> Iterator[Job]:
         for job in jobs:
-            if job.dest is not None and os.path.lexists(job.dest):
-                before.add(job.dest)
+            if job.dest is not None and not os.path.lexists(job.dest):
+                handed_at[job.dest] = time.time()
             yield job
 
     def tidy(job: Job) -> None:
         if job.refused is not None:  # never written: its dest may be another file's output
             return
         _tidy(job)
-        if job.dest is not None and job.dest not in before:
-            with contextlib.suppress(FileNotFoundError):
+        since = handed_at.get(job.dest) if job.dest is not None else None
+        if since is None or job.dest is None:
+            return
+        with contextlib.suppress(OSError):
+            made = os.lstat(job.dest)
+            mine = made.st_uid == os.getuid() if hasattr(os, "getuid") else True  # no owners to compare
+            if stat.S_ISREG(made.st_mode) and mine and made.st_mtime >= since - 1:
                 os.unlink(job.dest)
 
     outcomes = in_order(handed(jobs), work, workers_of(args), _died, tidy, spill)
     try:
         for i, pair in enumerate(outcomes):
-            before.discard(pair[0].dest)  # type: ignore[arg-type]  # given: never tidied, so no more needed
+            handed_at.pop(pair[0].dest, None)  # type: ignore[arg-type]  # given: never tidied, so no more needed
             yield pair  # the pair itself: the consumer skips it in the spill by identity
             progress.show(i + 1, pair[0].label)
     finally:

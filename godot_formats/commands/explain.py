@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
             raise GodotFormatsError(f"{located(e)} ({hint} explains its bytes up to the damage)") from None
         source = _as_given(data, args, framing, isinstance(e, DamagedFileError) and e.record is not None)
     layers = [LAYER_BY_NAME[name].describe(info) for name, info in source.peeled.infos.items()]
-    if not container(source.container).plain:
-        layers.append(container(source.container).words(source) + ", decoded")
+    decoded = container(source.container).decoded
+    if decoded is not None:
+        layers.append(decoded)
     data = source.inner
     if layers:
         print(f"# {', '.join(layers)}: offsets below are in those {len(data)} bytes")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.errors import DecodeError
+from ..core.errors import DecodeError, GodotFormatsError
 from ..core.limits import MAX_FILE_SIZE
 from ..layers.files import Readable, read_bounded
 from .kinds import KINDS, Kind, OpenOptions, kind_of, register_kind, unregister_kind
@@ -34,8 +34,9 @@ def open(file: Readable, *, password: str | None = None, key: bytes | None = Non
     layer decompresses to at most ``max_ratio`` times the file's size (1 MiB at least; default: the
     kind's own bound, :data:`~godot_formats.core.limits.MAX_RATIO` for a save's layers and
     :data:`~godot_formats.core.limits.RSCC_MAX_RATIO` for a compressed resource); a FIFO, a
-    device, a socket or a folder is refused before it is read.  Every failure is one of the
-    library's errors (``gf.DecodeError`` and its kin) naming the byte offset.
+    device, a socket or a folder is refused before it is read.  Every failure to read the bytes is
+    one of the library's errors (``gf.DecodeError`` and its kin) naming the byte offset; a file that
+    cannot be opened at all raises the ``OSError`` that says why (``FileNotFoundError`` ...).
     """
     data, path = read_bounded(file, max_size)
     options = OpenOptions(password, key, dialect, allow_objects, max_size, max_ratio, salvage, framing, compressed)
@@ -44,7 +45,7 @@ def open(file: Readable, *, password: str | None = None, key: bytes | None = Non
     else:
         named = [k for k in KINDS if k.name == kind]
         if not named:
-            raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(k.name for k in KINDS)}")
+            raise GodotFormatsError(f"unknown kind {kind!r}; kinds: {', '.join(k.name for k in KINDS)}")
         found = named[0]
     return found.read(data, path, options)
 

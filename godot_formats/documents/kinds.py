@@ -17,8 +17,8 @@ from typing import Any
 import attrs
 
 from ..core.errors import DecodeError
-from ..core.limits import MAX_FILE_SIZE, MAX_RATIO, RSCC_MAX_RATIO
-from ..layers.magic import resource_form
+from ..core.limits import MAX_FILE_SIZE, MAX_RATIO
+from ..layers.magic import SCENE_NOT_READ, resource_form
 
 __all__ = ["KINDS", "Kind", "OpenOptions", "kind_of", "register_kind", "unregister_kind"]
 
@@ -59,14 +59,9 @@ def _is_resource(data: bytes) -> bool:
 
 
 def _read_resource(data: bytes, path: Path | None, options: OpenOptions) -> Any:
-    from ..resources.binary import read_binary
-    from ..resources.text import read_text
+    from ..resources.opening import open_resource
 
-    if resource_form(data) == "binary":
-        ratio = RSCC_MAX_RATIO if options.max_ratio is None else options.max_ratio
-        rf = read_binary(data, max_size=options.max_size, max_ratio=ratio)
-    else:
-        rf = read_text(data)
+    rf = open_resource(data, max_size=options.max_size, max_ratio=options.max_ratio)
     rf.path = path
     return rf
 
@@ -76,18 +71,18 @@ def _is_scene(data: bytes) -> bool:
 
 
 def _refuse_scene(data: bytes, path: Path | None, options: OpenOptions) -> Any:
-    raise DecodeError(0, "this is a scene ([gd_scene ...]), not a resource save: scenes are not read yet")
+    raise DecodeError(0, SCENE_NOT_READ)
 
 
 def _read_save(data: bytes, path: Path | None, options: OpenOptions) -> Any:
-    from ..saves.reading import peel, read_peeled
-    from ..saves.savefile import SaveFile
+    from ..saves.savefile import open as open_save
 
-    peeled = peel(data, password=options.password, key=options.key, compressed=options.compressed,
-                  max_size=options.max_size, max_ratio=MAX_RATIO if options.max_ratio is None else options.max_ratio)
-    reading = read_peeled(peeled, dialect=options.dialect, framing=options.framing,
-                          allow_objects=options.allow_objects, salvage=options.salvage, max_size=options.max_size)
-    return SaveFile.from_reading(reading, path=path, allow_objects=options.allow_objects)
+    sf = open_save(data, password=options.password, key=options.key, dialect=options.dialect,
+                   allow_objects=options.allow_objects, max_size=options.max_size, salvage=options.salvage,
+                   compressed=options.compressed, framing=options.framing,
+                   max_ratio=MAX_RATIO if options.max_ratio is None else options.max_ratio)
+    sf.path = path
+    return sf
 
 
 #: The kinds, in the order they are asked; the last takes what no other does.

@@ -7,8 +7,10 @@ Shared by the command line and :meth:`godot_formats.savefile.SaveFile.save`.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
+import platform
 import re
 import stat
 import tempfile
@@ -39,20 +41,30 @@ def is_temp_name(name: str) -> bool:
     return _TEMP_NAME.fullmatch(name) is not None
 
 
-_WRITER = re.compile(re.escape(TEMP_MARK) + r"p([0-9]+)_[A-Za-z0-9_]*\.tmp\Z")
+_WRITER = re.compile(re.escape(TEMP_MARK) + r"p([0-9]+)h([0-9a-f]{8})_[A-Za-z0-9_]*\.tmp\Z")
+
+
+def host_tag() -> str:
+    """Eight hex digits of this machine's (or container's) name and boot: a process id means a
+    process only here (another container on a shared volume has its own ids)."""
+    boot = ""
+    with suppress(OSError), open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+        boot = f.read().strip()
+    return hashlib.sha1(f"{platform.node()}/{boot}".encode()).hexdigest()[:8]
 
 
 def temp_prefix(dest: Path) -> str:
-    """The start of a temporary file's name for ``dest``: it names the process that writes it, so
-    that another process can tell a temporary file whose writer died (to be removed) from one
-    being written right now by another run (to be left alone)."""
-    return f".{dest.name}{TEMP_MARK}p{os.getpid()}_"
+    """The start of a temporary file's name for ``dest``: it names the process that writes it and
+    where it runs, so that another process can tell a temporary file whose writer died (to be
+    removed) from one being written right now by another run (to be left alone)."""
+    return f".{dest.name}{TEMP_MARK}p{os.getpid()}h{host_tag()}_"
 
 
-def temp_writer(name: str) -> int | None:
-    """The process id of the writer a temporary file's name records (None: a name without one)."""
+def temp_writer(name: str) -> tuple[int, str] | None:
+    """The process id and host tag (:func:`host_tag`) of the writer a temporary file's name records
+    (None: a name without them)."""
     found = _WRITER.search(name)
-    return int(found.group(1)) if found is not None else None
+    return (int(found.group(1)), found.group(2)) if found is not None else None
 
 
 def write_target(dest: Path) -> Path:

@@ -17,7 +17,10 @@ import re
 
 from .compression import RSCC_MAGIC
 
-__all__ = ["RESOURCE_MAGICS", "RSCC_MAGIC", "RSRC_MAGIC", "SKIPPED", "resource_form"]
+__all__ = ["RESOURCE_MAGICS", "RSCC_MAGIC", "RSRC_MAGIC", "SCENE_NOT_READ", "SKIPPED", "resource_form"]
+
+#: What every reader says of a scene (``[gd_scene ...]``, a ``.tscn``): named, and not read yet.
+SCENE_NOT_READ = "this is a scene ([gd_scene ...], a .tscn file), not a resource save: scenes are not read yet"
 
 RSRC_MAGIC = b"RSRC"
 #: The first bytes of a binary resource file (``.res``), plain or compressed: ``store_var`` data

@@ -817,11 +817,20 @@ def _string_table(rf: ResourceFile, resources: list[Resource]) -> list[str]:
     return table
 
 
-def write_binary(rf: ResourceFile, *, version: int | None = None, big_endian: bool | None = None,
+def write_binary(rf: ResourceFile, *, version: int | None = None, byteorder: str | None = None,
+                 compression: str | bool | None = None, big_endian: bool | None = None,
                  compressed: bool | None = None) -> bytes:
     """The ``.res`` bytes of ``rf``: the engine's own for a file read unchanged, byte for byte
     (string table order, resource ids, the reserved words, RSCC blocks); ``version`` (3 to 6)
-    writes another format version (the values must be ones that version has)."""
+    writes another format version (the values must be ones that version has); ``byteorder``
+    (``"little"``, ``"big"``) and ``compression`` (a truthy value: RSCC, as the engine's saver
+    compresses) another layout (``big_endian=``, ``compressed=``: the same, by their older names)."""
+    if byteorder is not None:
+        if byteorder not in ("little", "big"):
+            raise EncodeError(f"byteorder is 'little' or 'big', not {byteorder!r}")
+        big_endian = byteorder == "big"
+    if compression is not None:
+        compressed = bool(compression)
     fmt = rf.version if version is None and rf.format == "binary" else (version or (3 if rf.engine == 3 else 6))
     if fmt not in (3, 4, 5, 6):
         raise EncodeError(f"binary resources are written in format 3 (Godot 3) or 4 to 6 (Godot 4), not {fmt}")

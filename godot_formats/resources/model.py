@@ -121,7 +121,7 @@ class ResourceFile:
     ``external``; and what describes the file: ``engine`` (major version: 2, 3 or 4), ``format``
     ("binary" or "text"), ``version`` (the format version: binary 1-6, text 1-4), ``compression``
     (the RSCC compression mode name, or None), ``byteorder`` (``"little"`` or ``"big"``: the binary
-    form's numbers).  ``compression`` and ``byteorder`` are a save's names for the same facts; 0.3's
+    form's numbers).  ``compression`` and ``byteorder`` are a save's names for the same facts; the
     ``compressed`` and ``big_endian`` still answer until 0.5, with a ``DeprecationWarning``."""
 
     main: Resource
@@ -159,7 +159,7 @@ class ResourceFile:
 
     @property
     def compressed(self) -> str | None:
-        """0.3's name of :attr:`compression` (until 0.5)."""
+        """The development versions' name of :attr:`compression` (until 0.5)."""
         _renamed("compressed", "compression")
         return self.compression
 
@@ -170,7 +170,7 @@ class ResourceFile:
 
     @property
     def big_endian(self) -> bool:
-        """0.3's ``byteorder == "big"`` (until 0.5)."""
+        """The development versions' ``byteorder == "big"`` (until 0.5)."""
         _renamed("big_endian", 'byteorder ("little" or "big")')
         return self.byteorder == "big"
 

@@ -25,7 +25,7 @@ from ..core.errors import (
 )
 from ..core.limits import MAX_FILE_SIZE, MAX_RATIO, RSCC_MAX_RATIO
 from ..layers.files import Readable, read_bounded
-from ..layers.magic import resource_form
+from ..layers.magic import SCENE_NOT_READ, resource_form
 from .binary import read_binary
 from .configtext import looks_like_config_text, read_config_text
 from .model import ResourceFile
@@ -56,7 +56,7 @@ def open_resource(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_ratio
     elif form == "text":
         rf = read_text(data)
     elif form == "scene":
-        raise DecodeError(0, "this is a scene ([gd_scene ...]), not a resource save: scenes are not read yet")
+        raise DecodeError(0, SCENE_NOT_READ)
     else:
         raise DecodeError(0, f"not a resource file: it starts with {data[:12]!r}, not RSRC, RSCC or [gd_resource")
     rf.path = path

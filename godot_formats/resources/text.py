@@ -45,6 +45,7 @@ import attrs
 from ..core import types as t
 from ..core.errors import EncodeError, ResourceFormatError, TextDecodeError
 from ..core.registry import Family, spec_for
+from ..layers.magic import SCENE_NOT_READ
 from ..views.text.parser import ResourceResolver, read_value
 from ..views.text.writer import c_escape_multiline, to_text
 from .model import WRITERS, ExtResource, Resource, ResourceFile
@@ -267,8 +268,7 @@ class _Reader:
             raise self.error(len(self.text) if pos < 0 else pos, "a text resource starts with a [gd_resource ...] tag")
         tag = self.tag(pos)
         if tag.name == "gd_scene":
-            raise self.error(pos, "this is a scene ([gd_scene ...], a .tscn file), not a resource: "
-                                  "only [gd_resource ...] files are read here")
+            raise self.error(pos, SCENE_NOT_READ)
         if tag.name != "gd_resource":
             raise self.error(pos, f"a text resource starts with [gd_resource ...], not [{tag.name} ...]")
         fmt = self.field(tag, "format", (int,))

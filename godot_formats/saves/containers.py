@@ -37,7 +37,9 @@ class Container:
     name it); ``objects``: the engine writes its Variants with full Objects
     (``encode_variant(value, full_objects=true)``), so they are read so; ``join(blobs,
     byteorder)``: the plaintext of a Variant container from its values' bytes (None: the container
-    writes its values itself); ``words(sf)``: it, in words."""
+    writes its values itself); ``words(sf)``: it, in words; ``decoded``: for a container that is an
+    encoding of its bytes (base64 text), what a listing of the bytes inside says was done (None: the
+    bytes are the file's own)."""
 
     name: str
     variants: bool
@@ -46,6 +48,7 @@ class Container:
     objects: bool
     join: Callable[[list[bytes], str], bytes] | None
     words: Callable[[Any], str]
+    decoded: str | None = None
 
 
 def _records(sf: Any) -> str:
@@ -59,7 +62,7 @@ CONTAINERS: dict[str, Container] = {row.name: row for row in (
     Container("var_to_bytes", True, False, True, False, lambda blobs, order: blobs[0],
               lambda sf: "one var_to_bytes value (no length prefix)"),
     Container("base64", True, False, False, False, lambda blobs, order: base64.b64encode(blobs[0]),
-              lambda sf: "Marshalls.variant_to_base64 text"),
+              lambda sf: "Marshalls.variant_to_base64 text", decoded="base64-decoded"),
     Container("project_settings", False, False, False, True, None, lambda sf: "project settings (ECFG)"),
     Container("text", False, False, False, False, None, lambda sf: "ConfigFile text"),
 )}

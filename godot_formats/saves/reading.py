@@ -51,7 +51,7 @@ from ..layers.compression import BareStream
 from ..layers.files import Readable, read_bounded
 from ..layers.framing import MAX_FRAME_LENGTH, PREFIX_SIZE, FramingError, scan_frames
 from ..layers.layer import Layer
-from ..layers.magic import RESOURCE_MAGICS
+from ..layers.magic import RESOURCE_MAGICS, SCENE_NOT_READ, resource_form
 from .detection import (
     LOST,
     Attempt,
@@ -248,10 +248,13 @@ def _text_kind(data: bytes) -> tuple[str, str] | None:
         return "json", ("JSON text, not binary Variants: `godot-formats load FILE -o OUT` writes the lossless "
                         "JSON of `dump --json` back as bytes")
     lines = [line for line in text.lstrip().splitlines() if line.strip() and not line.lstrip().startswith(";")]
-    if lines and lines[0].lstrip("\ufeff").startswith(("[gd_resource", "[gd_scene")):
-        return "resource", (f"a text resource ({lines[0].split()[0][1:]}, what ResourceSaver.save writes as .tres), "
-                            "not binary Variants: `gf.open_resource` reads it and `godot-formats scan` checks it "
-                            "for code, without loading it")
+    form = resource_form(data)
+    if form == "text":
+        return "resource", ("a text resource (gd_resource, what ResourceSaver.save writes as .tres), not binary "
+                            "Variants: `gf.open` reads it and `godot-formats scan` checks it for code, without "
+                            "loading it")
+    if form == "scene":
+        return "scene", SCENE_NOT_READ
     if lines and _SECTION.fullmatch(lines[0].strip()):
         return "configfile", ("a ConfigFile text file (sections of key=value lines), not binary Variants: Godot "
                               "reads it with ConfigFile.load; its values are Godot text, which "
@@ -348,7 +351,7 @@ def read_peeled(peeled: Peeled, *, dialect: str | Dialect | None = None, framing
     what it takes to find the best one."""
     if bytes(peeled.raw[:4]) in RESOURCE_MAGICS:
         raise NotBinaryError("resource", f"a binary resource file ({bytes(peeled.raw[:4]).decode()}: what "
-                             "ResourceSaver.save writes as .res), not store_var data: `gf.open_resource` reads it "
+                             "ResourceSaver.save writes as .res), not store_var data: `gf.open` reads it "
                              "and `godot-formats scan` checks it for code, without loading it")
     if framing not in FRAMINGS:
         raise ValueError(f"framing must be one of {', '.join(FRAMINGS)}, not {framing!r}")

@@ -283,7 +283,7 @@ CRASHING = """
 import os, sys, time
 import godot_formats.commands.convert as c
 parent, real = os.getpid(), c.convert_one
-def convert_one(job, args, step=c._no_step):
+def convert_one(job, args, step=c.no_step):
     name = job.source.name if job.source else ""
     if os.getpid() != parent and "crash" in name:
         time.sleep(1); os._exit(9)   # the pool breaks while the slow file holds the other worker

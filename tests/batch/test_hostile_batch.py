@@ -22,6 +22,7 @@ from capped import Ended, run_capped
 from test_batch import PASSWORD, make_inputs
 
 from godot_formats import batch
+from godot_formats.layers.files import host_tag
 
 resource = pytest.importorskip("resource", reason="no resource limits on this system")
 
@@ -201,9 +202,9 @@ def test_a_temporary_file_of_a_live_writer_is_left_alone(tmp_path: Path) -> None
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     try:
-        theirs = out / f".{keys[0]}.godot-formats-p{live.pid}_abc123.tmp"
+        theirs = out / f".{keys[0]}.godot-formats-p{live.pid}h{host_tag()}_abc123.tmp"
         theirs.write_bytes(b"another run is writing this")
-        stale = out / f".{keys[1]}.godot-formats-p{dead.pid}_abc123.tmp"
+        stale = out / f".{keys[1]}.godot-formats-p{dead.pid}h{host_tag()}_abc123.tmp"
         stale.write_bytes(b"half a save")
         proc = run("convert", tmp_path / "in", "--out-dir", tmp_path / "out", "--to", "godot4", "--report",
                    tmp_path / "r.jsonl")
@@ -301,6 +302,7 @@ def test_batch_convert_refuses_a_special_file_among_its_keys(tmp_path: Path, kin
     code = f"""
 import json, sys
 from godot_formats import batch
+from godot_formats.layers.files import host_tag
 result = batch.convert([{str(path)!r}], {str(tmp_path / 'out')!r}, to="godot4", workers=1,
                        report={str(tmp_path / 'r.jsonl')!r})
 print(json.dumps(result.rows))
@@ -310,3 +312,61 @@ print(json.dumps(result.rows))
     (row,) = json.loads(proc.stdout)
     assert row["status"] == "failed" and row["error_kind"] == "bad input" and "not a regular file" in row["error"] \
         or "FIFO" in row["error"] or "device" in row["error"], row
+
+
+def test_a_worker_of_a_fork_server_lives_while_the_run_does() -> None:
+    """A worker's watch asks whether the run's process lives, not whether it is the worker's parent:
+    under ``forkserver`` (Python 3.14's default on Linux) the parent is the fork server."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from godot_formats.batch.signals import worker_start
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"), initializer=worker_start,
+                               initargs=(os.getpid(),))
+    try:
+        assert pool.submit(os.getpid).result(timeout=HANG_GUARD) != os.getpid()
+        time.sleep(1.5)  # past a few of the watch's looks
+        assert pool.submit(sum, [1, 2]).result(timeout=HANG_GUARD) == 3
+    finally:
+        pool.shutdown()
+
+
+def test_a_fifo_named_by_url_or_as_the_journal_is_refused_at_once(tmp_path: Path) -> None:
+    pytest.importorskip("fsspec")
+    os.mkfifo(tmp_path / "fifo.sav")
+    code = f"""
+import json, sys
+from godot_formats import batch
+result = batch.convert(["file://{tmp_path / 'fifo.sav'}"], {str(tmp_path / 'out')!r}, to="godot4", workers=1,
+                       report={str(tmp_path / 'r.jsonl')!r})
+print(json.dumps(result.rows))
+"""
+    proc = run_capped(code, cap=MEMORY_CAP, guard=HANG_GUARD, env={"PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)
+    assert row["status"] == "failed" and "FIFO" in row["error"], row
+    os.mkfifo(tmp_path / "journal.jsonl")
+    saves(tmp_path / "in", 1)
+    again = run("convert", tmp_path / "in", "--out-dir", tmp_path / "o2", "--to", "godot4", "--report",
+                tmp_path / "journal.jsonl", "--resume")
+    assert again.returncode == 2 and "is a FIFO, not a regular file" in again.stderr, again.stderr
+
+
+def test_a_temporary_file_of_another_host_goes_only_when_older_than_the_run(tmp_path: Path) -> None:
+    """Another container on a shared volume has process ids of its own: its writer is not asked
+    about, and its temporary file counts as stale only once it is older than the run."""
+    from godot_formats.batch.output import remove_stale_temps
+
+    dest = tmp_path / "a.sav"
+    other = "0" * 8 if host_tag() != "0" * 8 else "1" * 8
+    fresh = tmp_path / f".a.sav.godot-formats-p1h{other}_x.tmp"
+    old = tmp_path / f".a.sav.godot-formats-p2h{other}_y.tmp"
+    fresh.write_bytes(b"being written elsewhere")
+    old.write_bytes(b"left by a dead run elsewhere")
+    started = time.time()
+    os.utime(old, (started - 3600, started - 3600))
+    remove_stale_temps(dest, started - 60)
+    assert fresh.exists() and not old.exists()
+    remove_stale_temps(dest)  # no run start known: nothing of another host is removed
+    assert fresh.exists()

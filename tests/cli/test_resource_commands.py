@@ -60,7 +60,7 @@ def test_gf_open_names_a_resource_save_and_where_to_read_it(name: str) -> None:
     """gf.open opens it (one door); read as a save, it is named as what it is and where it is read."""
     doc = gf.open(RESOURCES / name)  # one door: the kind is told from the bytes
     assert doc.kind == "resource" and isinstance(doc, gf.ResourceFile)
-    with pytest.raises(NotBinaryError, match="open_resource") as info:
+    with pytest.raises(NotBinaryError, match="`gf.open` reads it") as info:
         gf.open(RESOURCES / name, kind="save")  # read as a save, it is no save: the error says what it is
     assert info.value.kind == "resource"
 
