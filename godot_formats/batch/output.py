@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from ..core.limits import MAX_FILE_SIZE
-from ..layers.files import TEMP_MARK, host_tag, is_temp_name, read_bounded, temp_prefix, temp_writer
+from ..layers.files import TEMP_MARK, host_tag, is_temp_name, read_bounded, temp_prefix, temp_writer, write_target
 from .signals import alive
 from .walk import outside
 
@@ -78,12 +77,18 @@ def write_new(dest: Path, data: bytes, *, root: Path, overwrite: bool, same: Cal
     replaced (a hard link refuses it atomically); one that already holds what ``data`` holds
     (``same(existing)``: a rerun of a file whose row was lost) is kept.  Returns the refusal in words
     (or None) and the bytes ``dest`` now holds, which the row describes: a kept encrypted save has
-    another IV than ``data``.  ``since``: when the run began (:func:`remove_stale_temps`)."""
+    another IV than ``data``.  ``since``: when the run began (:func:`remove_stale_temps`).
+
+    A ``dest`` that is a symlink is written through, to the file it points to, as the command line's
+    one-file mode writes (:func:`godot_formats.layers.files.write_target`): the same rule in every
+    mode, the link kept, its target checked inside ``root`` like any destination."""
     refused = _make_folders(dest.parent, root) or outside(dest, root)
     if refused is not None:
         return refused, data
-    if dest.is_symlink() or (dest.exists() and not stat.S_ISREG(dest.stat().st_mode)):
-        return f"{dest} is not a regular file; refusing to replace it", data
+    try:
+        dest = write_target(dest)  # a symlink's target (a dangling one is refused); a FIFO, a folder refused
+    except OSError as e:
+        return f"{dest}: {e.strerror or e}", data
     remove_stale_temps(dest, since)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=temp_prefix(dest), suffix=".tmp")
     try:

@@ -370,3 +370,22 @@ def test_a_temporary_file_of_another_host_goes_only_when_older_than_the_run(tmp_
     assert fresh.exists() and not old.exists()
     remove_stale_temps(dest)  # no run start known: nothing of another host is removed
     assert fresh.exists()
+
+
+def test_a_symlinked_output_file_is_written_through_inside_and_refused_outside(tmp_path: Path) -> None:
+    """The one rule of every mode: an output that is a symlink is written through to its target when
+    that resolves inside the output folder (the link kept), and refused when it leads out."""
+    keys = saves(tmp_path / "in", 2)
+    out = tmp_path / "out" / "in"
+    out.mkdir(parents=True)
+    (tmp_path / "out" / "kept.sav").write_bytes(b"old")
+    (out / keys[0]).symlink_to(tmp_path / "out" / "kept.sav")
+    (tmp_path / "elsewhere.sav").write_bytes(b"not ours")
+    (out / keys[1]).symlink_to(tmp_path / "elsewhere.sav")
+    proc = run("convert", tmp_path / "in", "--out-dir", tmp_path / "out", "--to", "godot4", "--report",
+               tmp_path / "r.jsonl", "--overwrite")
+    assert "internal error" not in proc.stdout + proc.stderr
+    assert (out / keys[0]).is_symlink() and (tmp_path / "out" / "kept.sav").read_bytes() != b"old"
+    assert (tmp_path / "elsewhere.sav").read_bytes() == b"not ours"
+    refused = [line for line in proc.stdout.splitlines() if line.startswith("failed")]
+    assert len(refused) == 1 and "outside" in refused[0], proc.stdout
