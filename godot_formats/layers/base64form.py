@@ -43,7 +43,7 @@ def base64_to_variant(text: str | bytes, dialect: str | Dialect, allow_objects: 
     try:
         value, _ = decoder_for(get_dialect(dialect), allow_objects, max_size=max_size).decode(data)
     except DecodeError as e:
-        raise DecodeError(_char_offset(text, e.offset), f"decoded byte {e.offset}: {e.reason}") from None
+        raise DecodeError(_char_offset(text, e.offset), **e.reason_in(f"decoded byte {e.offset}: ")) from None
     return value
 
 

@@ -174,7 +174,7 @@ def _read_entries(buf: bytes, count: int, d: Dialect, decoder: Decoder, in_chara
         try:
             value, value_end = decoder.decode(buf, pos, pos + vlen)  # bytes after it: skipped, as by the engine
         except DecodeError as e:
-            raise DecodeError(e.offset, f"entry {i} ({quoted(key)}): {e.reason}") from None
+            raise DecodeError(e.offset, **e.reason_in(f"entry {i} ({quoted(key)}): ")) from None
         if strict and value_end != pos + vlen:
             raise DecodeError(value_end, f"entry {i} ({quoted(key)}): {pos + vlen - value_end} byte(s) after the value "
                                          f"inside its {vlen}-byte field (strict)")
@@ -243,7 +243,7 @@ def write_ecfg(
         try:
             blob = encoder.encode(value)
         except EncodeError as e:
-            raise EncodeError(e.reason, f"[{quoted(key)}]{e.path}") from None
+            raise EncodeError(path=f"[{quoted(key)}]{e.path}", **e.reason_in()) from None
         original = originals.get(key)
         if original is not None and decoder is not None and _unchanged(blob, original, decoder, encoder):
             blob = original

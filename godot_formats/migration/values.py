@@ -604,7 +604,7 @@ def convert_records(values: list[Any], source: Dialect, target: Dialect, where: 
         try:
             new = v if converter.unchanged(v) else converter.run(v)
         except EncodeError as e:
-            raise EncodeError(e.reason, path + e.path) from None
+            raise EncodeError(path=path + e.path, **e.reason_in()) from None
         converted.append(new)
         losses += [attrs.evolve(loss, path=path + loss.path) for loss in converter.losses]
         if notes is not None:

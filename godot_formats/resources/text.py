@@ -820,7 +820,7 @@ class _Writer:
                 text = to_text(value, self.dialect, version=self.text_version, resources=self.encode,
                                base64_bytes=self.target == 4)
             except EncodeError as e:
-                raise EncodeError(e.reason, f"{where} {encoded}{e.path}") from None
+                raise EncodeError(path=f"{where} {encoded}{e.path}", **e.reason_in()) from None
             lines.append(f"{encoded} = {text}\n")
         return lines
 

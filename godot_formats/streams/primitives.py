@@ -357,7 +357,7 @@ class ByteCursor(Strict):
         try:
             return self._decoder(bool(allow_objects)).decode(payload)[0]
         except DecodeError as e:
-            raise DecodeError(start + e.offset, f"{name}: {e.reason}") from None
+            raise DecodeError(start + e.offset, **e.reason_in(f"{name}: ")) from None
 
     # -- position ------------------------------------------------------------------------------
 

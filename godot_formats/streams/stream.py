@@ -223,7 +223,7 @@ def _decode_payload(payload: Buffer, decoder: Decoder, base: int) -> Any:
     try:
         return decoder.decode(payload)[0]
     except DecodeError as e:
-        raise DecodeError(base + e.offset, e.reason) from None
+        raise DecodeError(base + e.offset, **e.reason_in()) from None
 
 
 def _read_frame(read: Callable[[int], bytes], base: int, decoder: Decoder, byteorder: str,
@@ -692,7 +692,7 @@ class AsyncStreamPeer(Strict):
         try:
             return getattr(peer, call)(*args)
         except DecodeError as e:
-            raise DecodeError(start + e.offset, e.reason) from None
+            raise DecodeError(start + e.offset, **e.reason_in()) from None
 
     async def _fixed(self, size: int, call: str) -> Any:
         start = self.received

@@ -239,3 +239,21 @@ def test_the_message_matcher_finds_what_it_looks_for() -> None:
                  "if not e.reason.startswith('expected the end'):"):
         assert MESSAGE_MATCHING.search(line), line
     assert not MESSAGE_MATCHING.search("reason = e.reason_with(REMEDY_FLAGS[e.remedy])")
+
+
+def test_a_remedy_survives_every_rewording_on_the_way_up() -> None:
+    """An error worded again on its way up (a stream's call, base64 text, a project setting, the text
+    writer, the converter) keeps naming what would help."""
+    import struct
+
+    from godot_formats.core.types import Object
+    from godot_formats.layers.base64form import base64_to_variant, variant_to_base64
+
+    blob = gf.dumps(Object("Node", {"a": 1}), "godot4", allow_objects=True)
+    peer = gf.StreamPeerBuffer(struct.pack("<I", len(blob)) + blob, dialect="godot4")
+    with pytest.raises(gf.DecodeError) as info:
+        peer.get_var()
+    assert info.value.remedy is gf.Remedy.ALLOW_OBJECTS and "get_var: " in str(info.value)
+    with pytest.raises(gf.DecodeError) as info:
+        base64_to_variant(variant_to_base64(Object("Node", {"a": 1}), "godot4", True), "godot4")
+    assert info.value.remedy is gf.Remedy.ALLOW_OBJECTS and "decoded byte" in str(info.value)

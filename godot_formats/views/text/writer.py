@@ -148,7 +148,7 @@ class _Writer:
         except EncodeError as e:
             if e.path:
                 raise
-            raise EncodeError(e.reason, _path(containers, current)) from None
+            raise EncodeError(path=_path(containers, current), **e.reason_in()) from None
         except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as e:
             # A value of the model built with something it cannot hold (no engine type would).
             raise EncodeError(f"cannot write {type(current).__name__ if current is not _END else 'this value'} "
