@@ -46,11 +46,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "backend": ("core.accel", "BACKEND"),
     "types": ("core", "types"),
     **{name: ("migration", name) for name in ("Loss", "convert", "convert_value", "convert_with_report")},
-    # One door for every kind of file (gf.open_resource is open for a resource: the same document).
-    **{name: ("documents", name) for name in ("open", "open_resource", "Document", "Kind", "KINDS",
-                                               "register_kind", "unregister_kind")},
-    **{name: ("resources", name) for name in ("ExtResource", "Resource", "ResourceFile", "scan_file",
-                                               "scan_resource")},
+    # One door for every kind of file; gf.open_resource is the resource reader that door reads a
+    # resource with: the same document.
+    **{name: ("documents", name) for name in ("open", "Document", "Kind", "KINDS", "register_kind",
+                                               "unregister_kind")},
+    **{name: ("resources", name) for name in ("ExtResource", "Resource", "ResourceFile", "open_resource",
+                                               "scan_file", "scan_resource")},
     **{name: ("saves.detection", name) for name in ("Candidate", "detect", "is_ambiguous")},
     "FileAccess": ("saves.fileaccess", "FileAccess"),
     "SaveFile": ("saves.savefile", "SaveFile"),

@@ -166,7 +166,7 @@ def _dump_resource(data: bytes, args: argparse.Namespace) -> int:
 
 #: The views of the kinds other than the save (whose view is the rest of :func:`run`): one row per
 #: kind of :data:`godot_formats.documents.KINDS` that ``dump`` shows its own way.
-VIEWS: dict[str, Callable[[bytes, argparse.Namespace], int]] = {"resource": _dump_resource, "scene": _dump_resource}
+VIEWS: dict[str, Callable[[bytes, argparse.Namespace], int]] = {"resource": _dump_resource}
 
 
 def _check_text_keeps(values: list[Any], d: Dialect) -> None:

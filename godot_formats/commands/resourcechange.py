@@ -23,15 +23,13 @@ __all__ = ["open_resource_for_change", "write_resource_back", "text_dialect", "s
 
 def open_resource_for_change(path: Path, data: bytes) -> Any | None:
     """The ResourceFile in ``data`` when it is a resource save; None for a save (a scene is refused by
-    name): the kind as ``gf.open`` tells it (:data:`godot_formats.documents.KINDS`)."""
+    name): the kind as ``gf.open`` tells it (:data:`godot_formats.documents.KINDS`), read by its row."""
     from ..documents import kind_of
 
     kind = kind_of(data)
-    if kind.name not in ("resource", "scene"):  # set and edit know the save's records and the resource's model
+    if kind.name != "resource":  # set and edit know the save's records and the resource's model
         return None
-    rf = kind.read(data, path, OpenOptions())
-    rf.path = path
-    return rf
+    return kind.read(data, path, OpenOptions())
 
 
 def write_resource_back(path: Path, original: bytes, rf: Any, command: str, allow_scripts: bool) -> int:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.errors import DecodeError, GodotFormatsError
+from ..core.errors import GodotFormatsError
 from ..core.limits import MAX_FILE_SIZE
 from ..layers.files import Readable, read_bounded
 from .kinds import KINDS, Kind, OpenOptions, kind_of, register_kind, unregister_kind
 from .protocol import Document
 
-__all__ = ["KINDS", "Document", "Kind", "OpenOptions", "kind_of", "open", "open_resource", "register_kind",
+__all__ = ["KINDS", "Document", "Kind", "OpenOptions", "kind_of", "open", "register_kind",
            "unregister_kind"]
 
 
@@ -48,13 +48,3 @@ def open(file: Readable, *, password: str | None = None, key: bytes | None = Non
             raise GodotFormatsError(f"unknown kind {kind!r}; kinds: {', '.join(k.name for k in KINDS)}")
         found = named[0]
     return found.read(data, path, options)
-
-
-def open_resource(source: Readable, *, max_size: int = MAX_FILE_SIZE, max_ratio: int | None = None) -> Any:
-    """:func:`open` for a resource file (``.tres``, ``.res``, RSCC): the same document; anything else
-    is refused, naming what it starts with."""
-    data, path = read_bounded(source, max_size)
-    found = kind_of(data)
-    if found.name not in ("resource", "scene"):
-        raise DecodeError(0, f"not a resource file: it starts with {data[:12]!r}, not RSRC, RSCC or [gd_resource")
-    return found.read(data, path, OpenOptions(max_size=max_size, max_ratio=max_ratio))

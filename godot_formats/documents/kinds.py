@@ -16,9 +16,8 @@ from typing import Any
 
 import attrs
 
-from ..core.errors import DecodeError
 from ..core.limits import MAX_FILE_SIZE, MAX_RATIO
-from ..layers.magic import SCENE_NOT_READ, resource_form
+from ..layers.magic import resource_form
 
 __all__ = ["KINDS", "Kind", "OpenOptions", "kind_of", "register_kind", "unregister_kind"]
 
@@ -55,7 +54,8 @@ class Kind:
 
 
 def _is_resource(data: bytes) -> bool:
-    return resource_form(data) in ("binary", "text")
+    """A resource save, binary or text, or a scene: the resource reader refuses a scene by name."""
+    return resource_form(data) is not None
 
 
 def _read_resource(data: bytes, path: Path | None, options: OpenOptions) -> Any:
@@ -64,14 +64,6 @@ def _read_resource(data: bytes, path: Path | None, options: OpenOptions) -> Any:
     rf = open_resource(data, max_size=options.max_size, max_ratio=options.max_ratio)
     rf.path = path
     return rf
-
-
-def _is_scene(data: bytes) -> bool:
-    return resource_form(data) == "scene"
-
-
-def _refuse_scene(data: bytes, path: Path | None, options: OpenOptions) -> Any:
-    raise DecodeError(0, SCENE_NOT_READ)
 
 
 def _read_save(data: bytes, path: Path | None, options: OpenOptions) -> Any:
@@ -87,9 +79,8 @@ def _read_save(data: bytes, path: Path | None, options: OpenOptions) -> Any:
 
 #: The kinds, in the order they are asked; the last takes what no other does.
 KINDS: list[Kind] = [
-    Kind("resource", "a resource save: .tres text, .res binary, RSCC compressed binary", _is_resource,
-         _read_resource),
-    Kind("scene", "a scene (.tscn): refused by name, not read yet", _is_scene, _refuse_scene),
+    Kind("resource", "a resource save: .tres text, .res binary, RSCC compressed binary (a .tscn scene is "
+                     "refused by name, not read yet)", _is_resource, _read_resource),
     Kind("save", "a save: store_var records or var_to_bytes data, base64 text, project settings, ConfigFile "
                  "text, in any encryption or compression", lambda data: True, _read_save),
 ]
