@@ -131,7 +131,8 @@ def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-    table = pa.Table.from_pylist([{k: for_json(r).get(k) for k in ROW_FIELDS} for r in rows], schema=arrow_schema())
+    table = pa.Table.from_pylist([{k: j.get(k) for k in ROW_FIELDS} for j in map(for_json, rows)],
+                                 schema=arrow_schema())
     pq.write_table(table, path)
 
 

@@ -147,11 +147,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _dump_resource(data: bytes, args: argparse.Namespace) -> int:
     """A resource save (``.tres``/``.res``) shown as its ``.tres`` text, JSON or a tree."""
-    from ..documents import open as open_document
+    from ..resources import open_resource
     from ..resources.jsondoc import dumps_resource
     from ..resources.views import resource_tree
 
-    rf = open_document(data)  # a scene is refused here, by name
+    rf = open_resource(data)  # the resource row's reader (the kind is told already); a scene is refused by name
     if args.form == "json":  # laid out without recursion: any depth the readers take
         sys.stdout.write(dumps_resource(rf, None if args.compact else 2, packed_base64=args.base64) + "\n")
     elif args.form == "tree":
