@@ -23,8 +23,6 @@ from .walk import outside
 __all__ = ["remove_stale_temps", "write_new"]
 
 
-
-
 def remove_stale_temps(dest: str | os.PathLike[str], since: float | None = None) -> None:
     """Remove our temporary files of ``dest`` whose writer is dead: a worker killed while writing it.
     One whose writer lives is another run's (or this one's) write in progress, and stays.  A writer

@@ -7,6 +7,7 @@ Shared by the command line and :meth:`godot_formats.savefile.SaveFile.save`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
@@ -44,9 +45,11 @@ def is_temp_name(name: str) -> bool:
 _WRITER = re.compile(re.escape(TEMP_MARK) + r"p([0-9]+)h([0-9a-f]{8})_[A-Za-z0-9_]*\.tmp\Z")
 
 
+@functools.cache
 def host_tag() -> str:
     """Eight hex digits of this machine's (or container's) name and boot: a process id means a
-    process only here (another container on a shared volume has its own ids)."""
+    process only here (another container on a shared volume has its own ids).  Read once per
+    process (a name and a boot do not change under it): every write of a batch asks."""
     boot = ""
     with suppress(OSError), open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
         boot = f.read().strip()
