@@ -248,8 +248,7 @@ def file_kind(mode: int) -> str | None:
     return next((kind for test, kind in _KINDS if test(mode)), "not a file")
 
 
-def read_bounded(file: Readable, max_size: int = MAX_FILE_SIZE, *,
-                 regular_only: bool = True) -> tuple[bytes, Path | None]:
+def read_bounded(file: Readable, max_size: int = MAX_FILE_SIZE) -> tuple[bytes, Path | None]:
     """The bytes of ``file`` (a path, bytes or a binary file object, read from where it stands), and
     its path (None when it is not a path): the one read every entry point makes.
 
@@ -260,8 +259,7 @@ def read_bounded(file: Readable, max_size: int = MAX_FILE_SIZE, *,
     :class:`NotRegularFileError` before it is read: by its ``stat`` before it is opened (opening a
     device can do things of its own), then by ``fstat`` of what was opened, without blocking (the
     name may have been swapped for a FIFO in between).  A missing or unreadable file raises the
-    ``OSError`` that says so.  ``regular_only`` is kept for callers that asked for this check:
-    every named file gets it.
+    ``OSError`` that says so.
     """
     if isinstance(file, (bytes, bytearray, memoryview)):
         size = memoryview(file).nbytes
