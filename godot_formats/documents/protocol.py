@@ -4,16 +4,12 @@ compression.  The kinds implement it; :func:`godot_formats.documents.open` retur
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import IO, Any, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..core.dialects import Dialect
 
-__all__ = ["Document", "FileLike"]
-
-#: Where a document is saved: a path, or a binary file object.
-FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
+__all__ = ["Document"]
 
 
 @runtime_checkable
