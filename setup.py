@@ -1,9 +1,10 @@
-"""The optional compiled core (godot_formats.core._cdecode, _cencode, _cfront and _cfastlz).
+"""The optional compiled core (godot_formats.core._cdecode, _cencode, _cfront, _cfastlz and _ctext).
 
 Everything else is in pyproject.toml.  The extensions are optional: where no C compiler is
 found the build says so in one line and the package installs without them, and the
 pure-Python reference codec does all the work (``godot_formats.backend == "python"``), and
-the pure-Python FastLZ port (``godot_formats.layers.fastlz``) compresses.
+the pure-Python FastLZ port (``godot_formats.layers.fastlz``) compresses, and the pure-Python text
+parser (``godot_formats.views.text.parser``) reads every value of Godot's text form.
 """
 
 from __future__ import annotations
@@ -35,13 +36,15 @@ EXTRA = ["-O2", "-std=c99", "-Wall", "-Wno-unused-function"] if sys.platform != 
 
 setup(
     ext_modules=[
-        Extension("godot_formats.core._cdecode", ["godot_formats/core/_cdecode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
-                  optional=True),
-        Extension("godot_formats.core._cencode", ["godot_formats/core/_cencode.c"], depends=DEPENDS, extra_compile_args=EXTRA,
-                  optional=True),
+        Extension("godot_formats.core._cdecode", ["godot_formats/core/_cdecode.c"], depends=DEPENDS,
+                  extra_compile_args=EXTRA, optional=True),
+        Extension("godot_formats.core._cencode", ["godot_formats/core/_cencode.c"], depends=DEPENDS,
+                  extra_compile_args=EXTRA, optional=True),
         Extension("godot_formats.core._cfront", ["godot_formats/core/_cfront.c"], extra_compile_args=EXTRA,
                   optional=True),
         Extension("godot_formats.core._cfastlz", ["godot_formats/core/_cfastlz.c"], extra_compile_args=EXTRA,
+                  optional=True),
+        Extension("godot_formats.core._ctext", ["godot_formats/core/_ctext.c"], extra_compile_args=EXTRA,
                   optional=True),
     ],
     cmdclass={"build_ext": OptionalBuildExt},

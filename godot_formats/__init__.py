@@ -40,7 +40,7 @@ _LAZY: dict[str, tuple[str, str]] = {
         "GodotFormatsError", "Remedy", "DecodeError", "EncodeError", "ConversionError", "AmbiguousDialectError",
         "DamagedFileError", "NotBinaryError", "FramingError", "SizeLimitError", "NotRegularFileError",
         "WrongPasswordError", "PasswordRequiredError", "InvalidKeyError", "TextDecodeError", "ResourceFormatError",
-        "JSONFormatError", "FileChangedError", "AdapterError")},
+        "ConfigFileError", "JSONFormatError", "FileChangedError", "AdapterError")},
     # The command line's own errors, with the command line.
     **{name: ("commands.common", name) for name in ("DetailedError", "EngineError", "UsageError")},
     "backend": ("core.accel", "BACKEND"),

@@ -51,6 +51,7 @@ FOLDER_MARKS: dict[str, tuple[str, ...]] = {
     "core": ("backend",), "saves": ("backend",), "streams": ("backend",), "views": ("backend",),
     "resources": ("backend",), "hostile": ("backend",), "cli": ("cli",), "batch": ("cli",),
     "conformance": ("cli",), "engine": ("engine",), "project": (), "documents": ("backend",),
+    "configfile": ("backend",),
 }
 
 

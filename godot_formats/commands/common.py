@@ -19,6 +19,8 @@ import attrs
 
 from ..batch.onefile import PASSWORD_ENV as PASSWORD_ENV  # the commands' shared names, from where they live
 from ..batch.onefile import REMEDY_FLAGS as REMEDY_FLAGS
+from ..batch.onefile import config_layers as config_layers
+from ..batch.onefile import config_told as config_told
 from ..batch.onefile import internal_error as internal_error
 from ..batch.onefile import located as located
 from ..batch.onefile import one_line as one_line
@@ -28,6 +30,7 @@ from ..batch.signals import ctrl_c_deferred as ctrl_c_deferred
 from ..core.dialects import Dialect, dialect_names, get_dialect
 from ..core.errors import (
     AmbiguousDialectError,
+    ConfigFileError,
     DamagedFileError,
     DecodeError,
     FileChangedError,
@@ -132,6 +135,36 @@ def open_save(data: bytes, args: argparse.Namespace, *, dialect: str | None = No
         raise
     except DecodeError as e:  # what would help (--allow-objects, --salvage ...) is the error's remedy
         raise located(e) from None
+
+
+def kind_of_input(data: bytes, args: argparse.Namespace) -> str:
+    """The kind of document ``data`` is (``"save"``, ``"resource"``, ``"configfile"`` ...), as ``gf.open``
+    reads it with the command's password (:func:`godot_formats.batch.onefile.kind_name`: an encrypted
+    ConfigFile is a ConfigFile): what picks the row of each command's table of views."""
+    from ..batch.onefile import kind_name
+
+    return kind_name(data, *credentials(args))
+
+
+def open_config(data: bytes, args: argparse.Namespace, *, salvage: bool = False, notes: bool = True) -> Any:
+    """The ConfigFile in ``data`` (plain or encrypted), read with the command's password, ``--dialect``
+    and ``salvage``; a damaged one is named as text, with its line and column.  Its notes (what a
+    salvage kept, and where the text is damaged) go to standard error, unless the command says them itself."""
+    from ..configfile import read_config
+
+    password, key = credentials(args)
+    dialect = getattr(args, "dialect", "auto")
+    try:
+        doc = read_config(data, password=password, key=key, salvage=salvage,
+                          dialect=None if dialect in ("auto", "", None) else dialect)
+    except ConfigFileError as e:
+        raise GodotFormatsError(config_told(e)) from None
+    except DecodeError as e:  # the encryption layer: a password missing or wrong
+        raise located(e) from None
+    for note in doc.notes if notes else ():
+        if note != doc.why:  # how the version was told is detect's to say; a salvage, a comment dropped ... here
+            print(f"godot-formats {args.command}: note: {note}", file=sys.stderr)
+    return doc
 
 
 def ambiguity(e: AmbiguousDialectError) -> DetailedError:
@@ -408,6 +441,84 @@ def save_changed(path: Path, original: bytes, sf: Any, command: str) -> int:
     kept = write_back(path, original, data)
     print(f"godot-formats {command}: {path} written ({describe_layers(sf)}); the old file is {kept}",
           file=sys.stderr)
+    return 0
+
+
+#: The first line of a ConfigFile's text view (a ``;`` comment to the engine's reader too), and the key of
+#: the JSON view's document: what ``load`` needs to write the file back (its dialect, its encryption).
+CONFIG_HEADER = "; godot-formats configfile: "
+CONFIG_KEY = "godot_formats_configfile"
+
+
+def config_header(doc: Any, text: str) -> dict[str, Any]:
+    """What the views of a ConfigFile record for ``load``: the dialect and, for an encrypted file, the
+    layout and the MD5 of ``text`` (the text shown): unchanged, it is written back with the file's own
+    IV, byte for byte; changed, with a fresh one."""
+    import hashlib
+
+    out: dict[str, Any] = {CONFIG_KEY: 1, "dialect": doc.dialect.name}
+    if doc.encryption is not None:
+        out["encryption"] = {f.name: getattr(doc.encryption, f.name).hex() if isinstance(
+            getattr(doc.encryption, f.name), bytes) else getattr(doc.encryption, f.name)
+            for f in attrs.fields(type(doc.encryption))}
+        out["plaintext_md5"] = hashlib.md5(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return out
+
+
+def config_file_bytes(text: str, header: dict[str, Any], args: argparse.Namespace, shown: str | None = None) -> bytes:
+    """The file a ConfigFile view describes: ``text``, checked as the engine reads it (a line and column
+    where it stops, in ``shown``, the view as the user has it, when given), encrypted as ``header`` says
+    with the command's password or key."""
+    import hashlib
+
+    from ..configfile import read_config
+    from ..layers.encryption import GdecInfo, key_from_password, write_gdec
+
+    try:
+        read_config((text if shown is None else shown).encode("utf-8", "surrogateescape"),
+                    dialect=header.get("dialect") or None)
+    except ConfigFileError as e:
+        raise GodotFormatsError(config_told(e, salvage=False)) from None
+    plain = text.encode("utf-8", "surrogateescape")
+    layout = header.get("encryption")
+    if layout is None:
+        return plain
+    if not isinstance(layout, dict):
+        raise GodotFormatsError("the header's encryption is an object (as dump writes it)")
+    fields = {f.name: f for f in attrs.fields(GdecInfo)}
+    try:
+        given: dict[str, Any] = {k: bytes.fromhex(v) if k == "iv" and isinstance(v, str) else v
+                                 for k, v in layout.items() if k in fields}
+        info = GdecInfo(**given)
+    except (TypeError, ValueError) as e:
+        raise GodotFormatsError(f"the header's encryption is not one dump writes ({e})") from None
+    if hashlib.md5(plain).hexdigest() != header.get("plaintext_md5"):
+        info = attrs.evolve(info, iv=None)  # a new text: a fresh IV, never one IV for two plaintexts
+    password, key = credentials(args)
+    if password is None and key is None:
+        raise GodotFormatsError(f"the file is encrypted: give {REMEDY_FLAGS[Remedy.PASSWORD]}")
+    return write_gdec(plain, info, key=key if key is not None else key_from_password(password or ""))
+
+
+def write_config_back(path: Path, original: bytes, doc: Any, command: str, data: bytes | None = None) -> int:
+    """Write a changed ConfigFile over ``path`` (a backup first): ``data``, or the document's own bytes,
+    which rewrite only the entries that changed (encrypted again with its key); a change the engine would
+    read back otherwise is refused, naming it, and nothing is written.  Or say that nothing changed."""
+    from ..core.errors import ConversionError
+
+    if data is None:
+        try:
+            data = doc.to_bytes()
+        except ConversionError as e:
+            lost = "; ".join(str(loss) for loss in e.losses[:3]) + (" ..." if len(e.losses) > 3 else "")
+            raise GodotFormatsError(f"the engine would read the file back otherwise ({lost}); {path} not written") \
+                from None
+    if data == original:
+        print(f"godot-formats {command}: no change; {path} not written", file=sys.stderr)
+        return 0
+    kept = write_back(path, original, data)
+    print(f"godot-formats {command}: {path} written ({config_layers(doc)}, {doc.dialect.name}); the old file is "
+          f"{kept}", file=sys.stderr)
     return 0
 
 

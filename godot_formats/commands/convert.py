@@ -102,6 +102,9 @@ def add_parser(subparsers: Any) -> None:
                         help="allow replacing existing files, inputs included (without -o/--out-dir: convert in place)")
     parser.add_argument("--allow-objects", action="store_true",
                         help="read and write full Objects (as inert data, never instantiated)")
+    parser.add_argument("--salvage", action="store_true",
+                        help="convert a damaged file as the engine reads it: a save's intact records, a "
+                             "ConfigFile's keys before its damaged line (what is lost is a loss: --policy lossy)")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress counter on stderr (auto: when stderr is a terminal)")
     parser.add_argument("--verify", dest="verify", action=argparse.BooleanOptionalAction, default=True,

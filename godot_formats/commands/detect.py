@@ -66,8 +66,11 @@ def examine(data: bytes, args: argparse.Namespace) -> DetectVerdict:
     """The one reading of a file (:mod:`godot_formats.reading`, as every command makes it), in words."""
     from ..saves.reading import LAYER_BY_NAME, peel, read_peeled
     from ..saves.savefile import SaveFile
-    from .common import credentials, describe_layers, located
+    from .common import credentials, describe_layers, kind_of_input, located
 
+    own = VERDICTS.get(kind_of_input(data, args))  # the kind, as gf.open tells it (an encrypted ConfigFile too)
+    if own is not None:
+        return own(data, args)
     password, key = credentials(args)
     try:
         peeled = peel(data, password=password, key=key)
@@ -86,7 +89,7 @@ def examine(data: bytes, args: argparse.Namespace) -> DetectVerdict:
                        e.ranked)
     except NotBinaryError as e:
         if e.kind in VERDICTS:  # another kind of file (godot_formats.documents.KINDS): its own verdict
-            return VERDICTS[e.kind](data, info, outside)
+            return VERDICTS[e.kind](data, args)
         return DetectVerdict(f"not binary: {one_line(located(e))}", info, ", ".join(outside) or "none", [], True)
     except DecodeError as e:
         ranked = e.ranked if isinstance(e, DamagedFileError) else []
@@ -101,29 +104,56 @@ def examine(data: bytes, args: argparse.Namespace) -> DetectVerdict:
     return DetectVerdict(said, info, describe_layers(sf), reading.candidates)
 
 
-def _resource_verdict(data: bytes, info: dict[str, Any], outside: list[str]) -> DetectVerdict:
+def _resource_verdict(data: bytes, args: argparse.Namespace) -> DetectVerdict:
     """A resource save: its engine and format, as its header says (godot_formats.resources)."""
     from ..documents import open as open_document
+    from ..layers.magic import SCENE_NOT_READ, resource_form
     from .common import located
 
+    info: dict[str, Any] = {}
     try:
         rf = open_document(data, kind="resource")
     except DecodeError as e:
+        if resource_form(data) == "scene":  # told by the door as a resource, refused by name
+            return DetectVerdict(f"not binary: {SCENE_NOT_READ}", info, "none", [], True)
         message = one_line(located(e))
-        return DetectVerdict(f"damaged resource file: {message}", info, ", ".join(outside) or "none", [], True)
+        return DetectVerdict(f"damaged resource file: {message}", info, "none", [], True)
     said = (f"resource: Godot {rf.engine} {rf.format} format {rf.version}"
             f"{' (' + rf.compression + ')' if rf.compression else ''}{', big-endian' if rf.byteorder == 'big' else ''}")
     info.update(resource={"engine": rf.engine, "format": rf.format, "version": rf.version,
                           "compression": rf.compression, "byteorder": rf.byteorder, "type": rf.main.type})
     holds = (f"a {rf.main.type} with {len(rf.resources)} sub-resource(s) and {len(rf.external)} external "
              "reference(s) (`godot-formats scan` checks it for code)")
-    words = ", ".join([*outside, holds])
-    return DetectVerdict(said, info, words, [])
+    return DetectVerdict(said, info, holds, [])
 
 
-#: The verdicts of the kinds the save reader names instead of reading (its ``NotBinaryError.kind``):
-#: one row per kind that ``detect`` describes its own way.
-VERDICTS: dict[str, Callable[[bytes, dict[str, Any], list[str]], DetectVerdict]] = {"resource": _resource_verdict}
+def _config_verdict(data: bytes, args: argparse.Namespace) -> DetectVerdict:
+    """ConfigFile text, plain or encrypted (``save_encrypted_pass``): the engine version that wrote it and
+    why, its encryption, its sections; a damaged one names its line and column."""
+    from ..configfile import read_config
+    from .common import config_layers, config_told, credentials, located
+
+    password, key = credentials(args)
+    try:
+        doc = read_config(data, password=password, key=key, salvage=True)  # a damaged one still says its version
+    except DecodeError as e:  # the encryption layer
+        message = one_line(located(e))
+        return DetectVerdict(f"unknown (cannot look inside: {message})", {"error": message},
+                             f"cannot look inside: {message}", [], True)
+    info: dict[str, Any] = dict(doc.layers)
+    info["why"] = doc.why
+    holds = (f"{config_layers(doc)}: {info['sections']} section(s), {info['keys']} key(s)"
+             f"{' before the damage' if doc.damage is not None else ''}; {doc.why}")
+    if doc.damage is not None:
+        return DetectVerdict(config_told(doc.damage), info, holds, [], True)
+    return DetectVerdict(f"ConfigFile text: {doc.dialect.name}", info, holds, [])
+
+
+#: The verdicts of the kinds that are not saves (:data:`godot_formats.documents.KINDS`; the save's is the
+#: rest of :func:`examine`): one row per kind that ``detect`` describes its own way, asked before the
+#: save's reading (and for what the save reader names instead of reading: its ``NotBinaryError.kind``).
+VERDICTS: dict[str, Callable[[bytes, argparse.Namespace], DetectVerdict]] = {"resource": _resource_verdict,
+                                                                              "configfile": _config_verdict}
 
 
 def verdict(candidates: list[Candidate]) -> str:

@@ -15,9 +15,8 @@ from typing import Any
 
 from ..core.dialects import Dialect
 from ..core.errors import AmbiguousDialectError, EncodeError, GodotFormatsError
-from ..documents.kinds import kind_of
 from ..views.tree import describe, tree_lines
-from .common import add_input_options, read_input
+from .common import add_input_options, kind_of_input, read_input
 
 EPILOG = """\
 examples:
@@ -123,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from .common import TEXT_HEADER, header_of
 
     data = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
-    show = VIEWS.get(kind_of(data).name)  # the kind, as gf.open tells it (godot_formats.documents.KINDS)
+    show = VIEWS.get(kind_of_input(data, args))  # the kind, as gf.open tells it (godot_formats.documents.KINDS)
     if show is not None:
         return show(data, args)
     sf, values = _open(data, args)
@@ -163,10 +162,60 @@ def _dump_resource(data: bytes, args: argparse.Namespace) -> int:
     return 0
 
 
+def config_json(doc: Any, *, packed_base64: bool = False, header: bool = True) -> dict[str, Any]:
+    """A ConfigFile as one JSON document: what ``load`` needs to write it back (``header``: its dialect
+    and encryption), its sections as the engine holds them after ``load`` (section -> key -> value,
+    each value in the lossless JSON form, a ``Resource("path")`` as an ExtResource reference), and notes."""
+    from ..configfile import encode_to_text
+    from ..resources.jsondoc import value_json
+    from .common import CONFIG_KEY, config_header
+
+    sections = {name: dict(keys) for name, keys in doc.sections.items()}
+    if header:
+        out = config_header(doc, encode_to_text(sections, doc.dialect) if doc.encryption is not None else "")
+    else:
+        out = {CONFIG_KEY: 1, "dialect": doc.dialect.name}
+    out["sections"] = {name: {key: value_json(value, packed_base64=packed_base64) for key, value in keys.items()}
+                       for name, keys in sections.items()}
+    out["notes"] = list(doc.notes)
+    return out
+
+
+def _dump_config(data: bytes, args: argparse.Namespace) -> int:
+    """ConfigFile text (``settings.cfg``, a ``save_encrypted_pass`` save ...): its own text (decrypted)
+    under a header line for ``load`` (a ``;`` comment to the engine too), its sections as one JSON
+    document, or a tree of section -> key -> value."""
+    from ..views.jsonform import dumps_form
+    from .common import CONFIG_HEADER, config_header, open_config
+
+    doc = open_config(data, args, salvage=args.salvage)
+    if args.form == "json":
+        shown = config_json(doc, packed_base64=args.base64, header=not args.no_header)
+        sys.stdout.write(dumps_form(shown, None if args.compact else 2) + "\n")
+    elif args.form == "tree":
+        limit = args.max_elements or None
+        sys.stdout.writelines(line + "\n" for line in tree_lines(
+            {name: dict(keys) for name, keys in doc.sections.items()}, doc.dialect, max_elements=limit, indent="  "))
+    else:
+        text = _kept_text(doc)
+        header = config_header(doc, text)
+        if text and not text.endswith("\n"):
+            text, header["newline_added"] = text + "\n", True  # load takes it off again
+        shown = (CONFIG_HEADER + json.dumps(header) + "\n" if not args.no_header else "") + text
+        sys.stdout.flush()  # the file's own bytes, those that are not UTF-8 too (load takes them back)
+        sys.stdout.buffer.write(shown.encode("utf-8", "surrogateescape"))
+    return 0
+
+
+def _kept_text(doc: Any) -> str:
+    """The file's text, up to what a salvaged file kept (what ConfigFile.load kept: ``kept_text``)."""
+    return str(doc.kept_text)
+
 
 #: The views of the kinds other than the save (whose view is the rest of :func:`run`): one row per
 #: kind of :data:`godot_formats.documents.KINDS` that ``dump`` shows its own way.
-VIEWS: dict[str, Callable[[bytes, argparse.Namespace], int]] = {"resource": _dump_resource}
+VIEWS: dict[str, Callable[[bytes, argparse.Namespace], int]] = {"resource": _dump_resource,
+                                                                 "configfile": _dump_config}
 
 
 def _check_text_keeps(values: list[Any], d: Dialect) -> None:

@@ -29,10 +29,12 @@ from .common import (
     describe_layers,
     json_documents,
     keep_untouched,
+    kind_of_input,
     open_for_change,
     read_for_change,
     save_changed,
     text_values,
+    write_config_back,
 )
 from .resourcechange import (
     describe,
@@ -153,9 +155,9 @@ def _lossy(sf: Any) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     path, original = read_for_change(args)
-    rf = open_resource_for_change(path, original)
-    if rf is not None:
-        return _edit_resource(args, path, original, rf)
+    change = CHANGES.get(kind_of_input(original, args))  # the kind, as gf.open tells it
+    if change is not None:
+        return change(args, path, original)
     sf = open_for_change(args, original)
     argv = editor_command()
     lossy = [] if args.json else _lossy(sf)
@@ -181,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
 def _edit_loop(argv: list[str], path: Path, given: str, suffix: str, parse: Callable[[str], Any]) -> Any:
     """Open ``given`` in the editor until ``parse`` takes what was saved: its result, or None when
     nothing changed.  Invalid text comes back with the error on top."""
-    buffer = given
+    buffer, last = given, ""
     with tempfile.TemporaryDirectory(prefix="godot-formats-edit-") as tmp:
         work = Path(tmp) / (path.stem + suffix)
         while True:
@@ -197,21 +199,23 @@ def _edit_loop(argv: list[str], path: Path, given: str, suffix: str, parse: Call
                                         f"{raw[e.start:e.start + 4].hex()}); {path} not written") from None
             if edited == given or edited == buffer and buffer != given:
                 if buffer != given:
-                    raise GodotFormatsError(f"the text is still not valid; {path} not written")
+                    raise GodotFormatsError(f"the text is still not valid ({last}); {path} not written")
                 print(f"godot-formats edit: no change; {path} not written", file=sys.stderr)
                 return None
             try:
                 return parse(edited)
             except GodotFormatsError as e:
+                last = " ".join(str(e).split())
                 kept = [line for line in edited.split("\n") if not line.startswith(f"{COMMENT}error: ")
                         and not line.startswith(f"{COMMENT}(fix it")]
                 buffer = "\n".join([f"{COMMENT}error: {' '.join(str(e).split())}",
                                     f"{COMMENT}(fix it and save, or save it unchanged to give up)", *kept])
 
 
-def _edit_resource(args: argparse.Namespace, path: Path, original: bytes, rf: Any) -> int:
+def _edit_resource(args: argparse.Namespace, path: Path, original: bytes) -> int:
     """A resource save edited as ``.tres`` text, written back in its own form (see
     :mod:`.resourcechange`)."""
+    rf: Any = open_resource_for_change(path, original)  # a resource: told by the door already
     if args.json:
         raise GodotFormatsError("a resource save is edited as .tres text (--json is for store_var saves)")
     argv = editor_command()
@@ -236,3 +240,62 @@ def _edit_resource(args: argparse.Namespace, path: Path, original: bytes, rf: An
     if new is None:
         return 0
     return write_resource_back(path, original, new, "edit", args.allow_scripts)
+
+
+def _edit_config(args: argparse.Namespace, path: Path, original: bytes) -> int:
+    """A ConfigFile edited as its own text (decrypted), written back as the user saved it: plain, or
+    encrypted again with its key (a fresh IV).  Text that the engine's reader does not take comes back
+    with its line and column on top, and nothing is written."""
+    from .common import config_layers, open_config
+
+    if args.json:
+        raise GodotFormatsError("a ConfigFile is edited as its own text (--json is for store_var saves)")
+    doc = open_config(original, args)  # never salvaged: what is after a damage would be lost on writing
+    argv = editor_command()
+    header = [f"{COMMENT}godot-formats edit: {path} ({config_layers(doc)}, {doc.dialect.name})",
+              f"{COMMENT}Lines starting with ';' are comments, the file's own ones too (these first lines are not "
+              "written). Save and quit to write the file back (the old one is kept as a backup);",
+              f"{COMMENT}quit without a change to write nothing."]
+    given = "\n".join(header) + "\n" + doc.text
+
+    def parse(edited: str) -> Any:
+        text = _own_text(edited, header)
+        return _config_bytes(text, edited, doc, args)
+
+    data = _edit_loop(argv, path, given, ".cfg", parse)
+    if data is None:
+        return 0
+    return write_config_back(path, original, doc, "edit", data)
+
+
+def _own_text(edited: str, header: list[str]) -> str:
+    """The file's text in an edited buffer: without the lines ``edit`` put on top (its header, an error)."""
+    lines = edited.split("\n")
+    while lines and lines[0].startswith(COMMENT) and (lines[0] in header or lines[0].startswith(
+            (f"{COMMENT}error: ", f"{COMMENT}(fix it"))):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def _config_bytes(text: str, edited: str, doc: Any, args: argparse.Namespace) -> bytes:
+    """The file's bytes for the edited ``text``, once the engine's reader takes it (the document's own
+    :meth:`~godot_formats.configfile.ConfigFile.with_text`: same form, encryption and key); a line and
+    column that it does not take are those of the buffer the user saved (the lines on top are comments
+    to it too)."""
+    from ..configfile import read_config
+    from ..core.errors import ConfigFileError
+
+    try:
+        read_config(edited.encode("utf-8"), dialect=doc.dialect)
+        new = doc.with_text(text)
+    except ConfigFileError as e:
+        raise GodotFormatsError(f"ConfigFile.load stops at line {e.line}, column {e.column}: {e.reason}") from None
+    return bytes(new.to_bytes())
+
+
+#: How ``edit`` changes each kind of document that is not a save (a save's records are the rest of
+#: :func:`run`): one row per kind of :data:`godot_formats.documents.KINDS`.
+CHANGES: dict[str, Callable[[argparse.Namespace, Path, bytes], int]] = {
+    "resource": _edit_resource,
+    "configfile": _edit_config,
+}

@@ -19,7 +19,16 @@ from ..layers.framing import FramingError
 from ..saves.containers import container
 from ..saves.reading import LAYER_BY_NAME, Reading
 from ..views.explain import Field, explain_fields, format_lines
-from .common import EXIT_BAD_INPUT, add_input_options, ambiguity, credentials, located, read_input, resolve_input
+from .common import (
+    EXIT_BAD_INPUT,
+    add_input_options,
+    ambiguity,
+    credentials,
+    kind_of_input,
+    located,
+    read_input,
+    resolve_input,
+)
 
 EPILOG = """\
 examples:
@@ -56,11 +65,9 @@ def run(args: argparse.Namespace) -> int:
     framing = "none" if args.offset is not None else args.framing
     data = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
     if args.offset is None:
-        from ..documents.kinds import kind_of
-
-        show = VIEWS.get(kind_of(data).name)  # the kind, as gf.open tells it
+        show = VIEWS.get(kind_of_input(data, args))  # the kind, as gf.open tells it (an encrypted ConfigFile too)
         if show is not None:
-            return show(data)
+            return show(data, args)
     try:
         source = _at_offset(data, args) if args.offset is not None else resolve_input(data, args, framing)
     except AmbiguousDialectError as e:
@@ -106,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _explain_resource(data: bytes) -> int:
+def _explain_resource(data: bytes, args: argparse.Namespace) -> int:
     """A resource save: a ``.res`` field by field, a ``.tres`` section and property by line."""
     from ..layers.magic import resource_form
     from ..resources.explain import BinaryListing, explain_text
@@ -126,9 +133,31 @@ def _explain_resource(data: bytes) -> int:
     return 0
 
 
+def _explain_config(data: bytes, args: argparse.Namespace) -> int:
+    """ConfigFile text: every ``key=value`` of the file in file order (a key set twice and a ``null`` that
+    erases one included, as the engine reads them), with its line, its section and its value's own text;
+    a damaged file is listed up to the damage, then the damage is named (exit status 1)."""
+    from .common import config_layers, config_told, open_config
+
+    doc = open_config(data, args, salvage=True, notes=False)  # listed as far as it reads, as a damaged binary file is
+    print(f"# {config_layers(doc)}, {doc.dialect.name} [{doc.why}]: line, [section] key = the value as written")
+    text = doc.text
+    for entry in doc.entries():
+        shown = text[entry.value_start:entry.end]
+        if "\n" in shown:
+            shown = shown.split("\n", 1)[0] + f" … ({shown.count(chr(10)) + 1} lines)"
+        line = f"{doc.line_of(entry.start):>6}  [{entry.section}] {entry.key} = {shown}"
+        print(line.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))  # a bad byte: \xff
+    if doc.damage is not None:
+        print(f"godot-formats explain: {config_told(doc.damage)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
+
+
 #: The listings of the kinds other than the save (whose listing is the rest of :func:`run`): one row
 #: per kind of :data:`godot_formats.documents.KINDS` that ``explain`` lists its own way.
-VIEWS: dict[str, Callable[[bytes], int]] = {"resource": _explain_resource}
+VIEWS: dict[str, Callable[[bytes, argparse.Namespace], int]] = {"resource": _explain_resource,
+                                                                "configfile": _explain_config}
 
 
 def _at_offset(data: bytes, args: argparse.Namespace) -> Reading:

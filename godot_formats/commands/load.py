@@ -74,9 +74,14 @@ def _text_value(text: str, dialect: str) -> Any:
 
 
 def _decode_text(raw: bytes) -> str:
+    from .common import CONFIG_HEADER
+
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        if raw.lstrip(b"\xef\xbb\xbf").startswith(CONFIG_HEADER.encode()):
+            # A ConfigFile's own text: its bytes that are not UTF-8 are the file's, kept as they were.
+            return raw.decode("utf-8", "surrogateescape").lstrip("\ufeff")
         raise GodotFormatsError(f"the input is not UTF-8 text (byte {e.start}); load reads JSON or Godot text, "
                                 "dump and explain read binary files") from None
 
@@ -163,12 +168,77 @@ def save_bytes(header: dict[str, Any], values: list[Any], args: argparse.Namespa
     return data
 
 
+def config_view(raw: bytes, args: argparse.Namespace) -> bytes | None:
+    """The ConfigFile a view of ``dump`` describes (its text under the header line, or the JSON document
+    of its sections), written back with its encryption; None for the view of a save."""
+    import json
+
+    from .common import CONFIG_HEADER, CONFIG_KEY, config_file_bytes, looks_like_json
+
+    text = _decode_text(raw).lstrip("\ufeff")
+    if text.startswith(CONFIG_HEADER) and args.source_format != "json":
+        first, _, body = text.partition("\n")
+        try:
+            header = json.loads(first[len(CONFIG_HEADER):])
+        except json.JSONDecodeError as e:
+            raise GodotFormatsError(f"line 1: the configfile header is not valid JSON ({e.msg})") from None
+        if not isinstance(header, dict) or header.get(CONFIG_KEY) != 1:
+            raise GodotFormatsError("line 1: not a godot-formats configfile header (version 1)")
+        if header.get("newline_added") and body.endswith("\n"):
+            body = body[:-1]
+        return config_file_bytes(body, _given_dialect(header, args), args, shown=text)  # the header: a comment
+    if args.source_format == "text" or not looks_like_json(text) or CONFIG_KEY not in text[:200]:
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None  # not one document: the JSON of a save (its errors are parse_view's to say)
+    if not isinstance(doc, dict) or doc.get(CONFIG_KEY) != 1:
+        return None
+    return config_file_bytes(_sections_text(doc), _given_dialect(doc, args), args)
+
+
+def _given_dialect(header: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The header, its dialect checked against ``--dialect`` (a view is written back as it was read)."""
+    if args.dialect and header.get("dialect") and get_dialect(args.dialect) != get_dialect(header["dialect"]):
+        raise GodotFormatsError(f"the header says {header['dialect']}, --dialect says {args.dialect}; "
+                                "use 'godot-formats convert' to move a ConfigFile to another engine version")
+    return header
+
+
+def _sections_text(doc: dict[str, Any]) -> str:
+    """The text the engine's ConfigFile.save writes for the sections of a JSON view."""
+    from ..configfile import encode_to_text
+    from ..resources.model import ExtResource
+    from ..views.jsonform import JSONFormatError, from_json
+
+    def reference(obj: dict[str, Any], path: str) -> Any:  # a Resource("path") of the text
+        if obj.get("type") == "ExtResource" and isinstance(obj.get("path"), str):
+            return ExtResource(str(obj.get("class") or "Resource"), obj["path"])
+        raise JSONFormatError(f"a {obj.get('type')} has no place in a ConfigFile", path)
+
+    sections = doc.get("sections")
+    if not isinstance(sections, dict) or not all(isinstance(keys, dict) for keys in sections.values()):
+        raise GodotFormatsError('a ConfigFile\'s JSON needs "sections": {section: {key: value}}')
+    values = {name: {key: from_json(v, object_hook=reference) for key, v in keys.items()}
+              for name, keys in sections.items()}
+    dialect = doc.get("dialect") or "godot4"
+    try:
+        return encode_to_text(values, dialect)
+    except EncodeError as e:
+        raise EncodeError(told(e)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from .common import refuse_existing, write_output
 
     if args.output not in (None, "-") and not args.hex:
         refuse_existing(args.output, args.overwrite)  # before any work, and before a password is asked for
     raw = read_input(args.file)  # the one bounded read: never a FIFO, never past max_size
+    config = config_view(raw, args)
+    if config is not None:  # a ConfigFile's view: the file is text again, not Variant bytes
+        write_output(config, args.output, args.overwrite, hex_out=args.hex)
+        return 0
     header, values = parse_view(raw, args.source_format, args.dialect, args.file)
     if header is not None:
         out = save_bytes(header, values, args)

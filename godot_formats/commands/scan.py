@@ -17,9 +17,9 @@ from typing import Any
 
 import attrs
 
-from ..core.errors import GodotFormatsError, NotRegularFileError
+from ..core.errors import ConfigFileError, GodotFormatsError, NotRegularFileError
 from ..resources.opening import scan_file
-from .common import EXIT_BAD_INPUT, add_password_options, credentials, one_line, printable
+from .common import EXIT_BAD_INPUT, add_password_options, config_told, credentials, one_line, printable
 
 #: A file could not be read: the scan cannot vouch for it.
 EXIT_UNREADABLE = 2
@@ -54,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
             source: Any = sys.stdin.buffer if name == "-" else name  # read by scan_file: bounded, never a FIFO
             findings = scan_file(source, password=password, key=key, user_dir=args.user_dir)
         except (GodotFormatsError, OSError) as e:
-            reason = e.reason if isinstance(e, NotRegularFileError) else one_line(e)  # the line names the file
+            # The line names the file; damaged ConfigFile text is named by its line and column.
+            reason = e.reason if isinstance(e, NotRegularFileError) else \
+                config_told(e, salvage=False) if isinstance(e, ConfigFileError) else one_line(e)
             print(printable(f"godot-formats scan: {name}: cannot be scanned, so it is not known to be safe: "
                             f"{reason}"), file=sys.stderr)
             status = EXIT_UNREADABLE

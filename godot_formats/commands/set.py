@@ -11,12 +11,21 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..core import types as t
 from ..core.errors import FileChangedError, GodotFormatsError
 from ..core.registry import is_dictionary
-from .common import add_dialect_option, add_password_options, open_for_change, read_for_change, save_changed
+from .common import (
+    add_dialect_option,
+    add_password_options,
+    kind_of_input,
+    open_for_change,
+    read_for_change,
+    save_changed,
+    write_config_back,
+)
 from .resourcechange import open_resource_for_change, start_resource, text_dialect, write_resource_back
 
 EPILOG = """\
@@ -185,9 +194,9 @@ def _set_once(args: argparse.Namespace) -> int:
 
     steps = parse_path(args.path)
     path, original = read_for_change(args)
-    rf = open_resource_for_change(path, original)
-    if rf is not None:
-        return _set_in_resource(args, steps, path, original, rf)
+    change = CHANGES.get(kind_of_input(original, args))  # the kind, as gf.open tells it
+    if change is not None:
+        return change(args, steps, path, original)
     if args.resource is not None:
         raise GodotFormatsError("--resource is for resource saves (.tres, .res); a store_var save has records")
     sf = open_for_change(args, original)
@@ -228,13 +237,13 @@ def _shown(value: Any, dialect: Any) -> str:
         return repr(value)
 
 
-def _set_in_resource(args: argparse.Namespace, steps: list[tuple[str, Any]], path: Any, original: bytes,
-                     rf: Any) -> int:
+def _set_in_resource(args: argparse.Namespace, steps: list[tuple[str, Any]], path: Any, original: bytes) -> int:
     """``set`` on a resource save: PATH starts at the main resource (or ``--resource ID``'s) and may
     walk into its sub-resources; the file is written back in its own form and format."""
     from ..views.jsonform import loads_json
     from ..views.text import from_text
 
+    rf = open_resource_for_change(path, original)
     if args.record is not None:
         raise GodotFormatsError("--record is for store_var saves: a resource save has properties "
                                 "(--resource ID starts at a sub-resource)")
@@ -251,3 +260,47 @@ def _set_in_resource(args: argparse.Namespace, steps: list[tuple[str, Any]], pat
         print("godot-formats set: note: a new property; the engine sets it on load only if the resource's "
               "class or script has it", file=sys.stderr)
     return write_resource_back(path, original, rf, "set", args.allow_scripts)
+
+
+def _set_in_config(args: argparse.Namespace, steps: list[tuple[str, Any]], path: Any, original: bytes) -> int:
+    """``set`` on a ConfigFile (plain or encrypted): PATH is ``section.key`` (then, as in a save, into the
+    value); the value is set as ``ConfigFile.set_value`` sets it (``null`` erases the key) and the file is
+    written back with only that entry's text changed, encrypted again with its key."""
+    from ..configfile.model import resolver
+    from ..views.jsonform import loads_json
+    from ..views.text import from_text
+    from .common import open_config
+
+    if args.record is not None or args.resource is not None:
+        raise GodotFormatsError("--record and --resource are for saves and resource saves: a ConfigFile has "
+                                "sections and keys (PATH: section.key)")
+    if len(steps) < 2 or "index" in (steps[0][0], steps[1][0]):
+        raise GodotFormatsError(f"PATH {args.path!r}: a ConfigFile value is named by its section and key: "
+                                'player.gold, input.jump, ["my section"].key, [""].key for keys before any section')
+    doc = open_config(original, args)  # never salvaged: a damaged file is not written back
+    (_, section), (_, key), inside = steps[0], steps[1], steps[2:]
+    new = loads_json(args.value) if args.json else from_text(args.value, doc.dialect, resources=resolver)
+    placed = f"[{section}] {key}" + (f" {_label(inside)}" if inside else "")
+    if not inside:
+        added, old = not doc.has_section_key(section, key), doc.get_value(section, key)
+        doc.set_value(section, key, new)
+    else:
+        if not doc.has_section_key(section, key):
+            raise GodotFormatsError(f"[{section}] {key}: no such key")
+        value = doc.get_value(section, key)
+        old, added = assign(value, inside, new)
+        doc.set_value(section, key, value)
+    print(f"{placed}: {'(new key)' if added else _shown(old, doc.dialect)} -> {_shown(new, doc.dialect)}",
+          file=sys.stderr)
+    if new is None and not inside:
+        print("godot-formats set: note: null erases the key (and its section once empty), as ConfigFile.set_value "
+              "does", file=sys.stderr)
+    return write_config_back(path, original, doc, "set")
+
+
+#: How ``set`` changes each kind of document that is not a save (a save's records are the rest of
+#: :func:`_set_once`): one row per kind of :data:`godot_formats.documents.KINDS`.
+CHANGES: dict[str, Callable[[argparse.Namespace, list[tuple[str, Any]], Any, bytes], int]] = {
+    "resource": _set_in_resource,
+    "configfile": _set_in_config,
+}

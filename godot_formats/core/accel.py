@@ -14,6 +14,11 @@ the same errors; ``godot_formats.layers.fastlz`` holds the reference and asks
 :func:`fastlz_core` which one serves.  It is built and loaded on its own, so a build without it
 (or an older one) keeps the compiled codec and compresses in Python.
 
+The text parser (``godot_formats.views.text.parser``, Godot's ``var2str`` / ``var_to_str`` text)
+has a compiled fast path too, ``godot_formats.core._ctext`` (:data:`ctext`), on the same terms: it
+reads the common grammar and answers exactly as the parser would, or says "not handled" and the
+parser reads the value itself.  It also loads on its own.
+
 ``GODOT_FORMATS_PURE=1`` in the environment turns the whole compiled core off for the
 process; ``Decoder(..., backend="python")`` for one codec, ``fastlz.compress(...,
 backend="python")`` for one call.
@@ -32,7 +37,7 @@ import os
 from types import ModuleType
 from typing import Any, Callable, TypeVar, cast
 
-__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "cfastlz", "choose", "fastlz_core", "front"]
+__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "cfastlz", "choose", "ctext", "fastlz_core", "front"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,6 +73,8 @@ def _load_alone(name: str) -> ModuleType | None:
 cdecode, cencode = _load()
 #: The compiled FastLZ, or None (not built, or GODOT_FORMATS_PURE is set).
 cfastlz = _load_alone("_cfastlz")
+#: The compiled fast path of the text parser, or None (not built, or GODOT_FORMATS_PURE is set).
+ctext = _load_alone("_ctext")
 
 #: "c" when the compiled core is in use, "python" when the reference codec does everything.
 BACKEND = "c" if cdecode is not None and cencode is not None else "python"

@@ -14,7 +14,7 @@ __all__ = ["GodotFormatsError", "Remedy", "quoted", "QUOTED", "DecodeError", "En
            "AmbiguousDialectError", "DamagedFileError", "NotBinaryError", "LostRecord",
            "FramingError", "SizeLimitError", "NotRegularFileError", "WrongPasswordError", "PasswordRequiredError",
            "InvalidKeyError",
-           "TextDecodeError", "ResourceFormatError", "JSONFormatError", "FileChangedError",
+           "TextDecodeError", "ResourceFormatError", "ConfigFileError", "JSONFormatError", "FileChangedError",
            "AdapterError", "OracleError"]
 
 import enum
@@ -328,6 +328,12 @@ class ResourceFormatError(TextDecodeError):
     It is a :class:`TextDecodeError` about the whole file, so ``line`` and ``column`` point at the
     spot; every error a ``.tres`` reader raises is one, whichever part of the file was wrong.
     """
+
+
+class ConfigFileError(TextDecodeError):
+    """ConfigFile text (``settings.cfg``, ``project.godot``, ``override.cfg`` ...) that is not one: a header
+    without its ``]``, a value that does not parse.  ``line`` and ``column`` point at the spot, as the
+    engine's ``ConfigFile parse error at FILE:LINE`` does; ``ConfigFile.load`` keeps every key before it."""
 
 
 class JSONFormatError(GodotFormatsError):

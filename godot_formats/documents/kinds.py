@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ..core.limits import MAX_FILE_SIZE, MAX_RATIO
-from ..layers.magic import resource_form
+from ..layers.magic import looks_like_config, resource_form
 
 __all__ = ["KINDS", "Kind", "OpenOptions", "kind_of", "register_kind", "unregister_kind"]
 
@@ -66,6 +66,17 @@ def _read_resource(data: bytes, path: Path | None, options: OpenOptions) -> Any:
     return rf
 
 
+def _is_config(data: bytes) -> bool:
+    return looks_like_config(data)
+
+
+def _read_config(data: bytes, path: Path | None, options: OpenOptions) -> Any:
+    from ..configfile import read_config
+
+    return read_config(data, path=path, password=options.password, key=options.key, dialect=options.dialect,
+                       salvage=options.salvage, max_size=options.max_size)
+
+
 def _read_save(data: bytes, path: Path | None, options: OpenOptions) -> Any:
     from ..saves.savefile import open as open_save
 
@@ -73,6 +84,8 @@ def _read_save(data: bytes, path: Path | None, options: OpenOptions) -> Any:
                    allow_objects=options.allow_objects, max_size=options.max_size, salvage=options.salvage,
                    compressed=options.compressed, framing=options.framing,
                    max_ratio=MAX_RATIO if options.max_ratio is None else options.max_ratio)
+    if sf.container == "text":  # ConfigFile text inside a layer (save_encrypted_pass): a ConfigFile
+        return _read_config(data, path, options)
     sf.path = path
     return sf
 
@@ -81,8 +94,12 @@ def _read_save(data: bytes, path: Path | None, options: OpenOptions) -> Any:
 KINDS: list[Kind] = [
     Kind("resource", "a resource save: .tres text, .res binary, RSCC compressed binary (a .tscn scene is "
                      "refused by name, not read yet)", _is_resource, _read_resource),
-    Kind("save", "a save: store_var records or var_to_bytes data, base64 text, project settings, ConfigFile "
-                 "text, in any encryption or compression", lambda data: True, _read_save),
+    Kind("configfile", "ConfigFile text: settings.cfg, key bindings, override.cfg, project.godot, "
+                       "export_presets.cfg, *.import (encrypted ones are told by the save row, which decrypts)",
+         _is_config, _read_config),
+    Kind("save", "a save: store_var records or var_to_bytes data, base64 text, project settings, in any "
+                 "encryption or compression (ConfigFile text inside one is a configfile)", lambda data: True,
+         _read_save),
 ]
 
 

@@ -20,7 +20,7 @@ from ..core.renames import GODOT3_TO_GODOT4
 
 __all__ = ["ValueMap", "PropertyRule", "ClassRule", "CLASS_RULES", "KEYCODE_RANGES", "KEYCODE_APPROX_3TO4",
            "JOY_BUTTONS_3TO4", "JOY_AXES_3TO4", "RULES_BY_3", "RULES_BY_4", "GODOT3_META", "GODOT4_META_PREFIX",
-           "scripts_by_path", "same"]
+           "scripts_by_path", "same", "GODOT4_LAYOUTS", "INPUT_EVENT_LIST", "is_input_event"]
 
 #: Value maps return the converted value and, when the meaning changes, why.
 ValueMap = _Fn[[Any], "tuple[Any, str | None]"]
@@ -240,6 +240,43 @@ CLASS_RULES: tuple[ClassRule, ...] = (
         PropertyRule(None, "event_index", -1),
     )),
 )
+#: Godot 4.6's stored properties of the input event classes, in the order it writes them, with the value
+#: an event holds unless set: its ``ConfigFile.save`` of ``InputMap.action_get_events``
+#: (fixtures/configfile/godot4.jsonl, case ``keybindings``; tests/configfile check the table against it).
+#: A converted event gets every one, in this order, as the engine writes an event made in Godot 4.
+GODOT4_LAYOUTS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "InputEventKey": (
+        ("resource_local_to_scene", False), ("resource_name", ""), ("device", 0), ("window_id", 0),
+        ("alt_pressed", False), ("shift_pressed", False), ("ctrl_pressed", False), ("meta_pressed", False),
+        ("pressed", False), ("keycode", 0), ("physical_keycode", 0), ("key_label", 0), ("unicode", 0),
+        ("location", 0), ("echo", False), ("script", None)),
+    "InputEventMouseButton": (
+        ("resource_local_to_scene", False), ("resource_name", ""), ("device", 0), ("window_id", 0),
+        ("alt_pressed", False), ("shift_pressed", False), ("ctrl_pressed", False), ("meta_pressed", False),
+        ("button_mask", 0), ("position", t.Vector2(0.0, 0.0)), ("global_position", t.Vector2(0.0, 0.0)),
+        ("factor", 1.0), ("button_index", 0), ("canceled", False), ("pressed", False), ("double_click", False),
+        ("script", None)),
+    "InputEventJoypadButton": (
+        ("resource_local_to_scene", False), ("resource_name", ""), ("device", 0), ("button_index", 0),
+        ("pressure", 0.0), ("pressed", False), ("script", None)),
+    "InputEventJoypadMotion": (
+        ("resource_local_to_scene", False), ("resource_name", ""), ("device", 0), ("axis", 0),
+        ("axis_value", 0.0), ("script", None)),
+}
+
+#: The class a Godot 4 key binding list is typed with: ``InputMap.action_get_events`` returns an
+#: ``Array[InputEvent]`` (4.6 writes ``Array[InputEvent]([...])``), where Godot 3's ``get_action_list``
+#: returned a plain Array.  A Godot 3 value that is itself a list of input events (a game that stored an
+#: action's list) becomes that; a list inside another value stays plain, as 4.6's editor keeps the
+#: ``"events"`` of an input action in project settings (fixtures/configfile/project_godot4.jsonl).
+INPUT_EVENT_LIST = "InputEvent"
+
+
+def is_input_event(value: Any) -> bool:
+    """An Object of an input event class (``InputEventKey``, ``InputEventJoypadButton`` ...)."""
+    return isinstance(value, t.Object) and str(value.class_name).startswith("InputEvent")
+
+
 #: The rules by the class name each version writes.
 RULES_BY_3 = {r.godot3: r for r in CLASS_RULES}
 RULES_BY_4 = {r.godot4: r for r in CLASS_RULES}

@@ -47,7 +47,17 @@ from ..core.registry import is_float32 as _is_f32
 from ..core.renames import class_change
 from ..core.switches import REAL
 from .losses import POLICIES, SURROGATE, Known, Loss, Note, ValuePath, check_policy, format_path_key, quote, render
-from .objects import GODOT3_META, GODOT4_META_PREFIX, RULES_BY_3, RULES_BY_4, same, scripts_by_path
+from .objects import (
+    GODOT3_META,
+    GODOT4_LAYOUTS,
+    GODOT4_META_PREFIX,
+    INPUT_EVENT_LIST,
+    RULES_BY_3,
+    RULES_BY_4,
+    is_input_event,
+    same,
+    scripts_by_path,
+)
 
 __all__ = ["DOWNGRADES", "MAX_DEPTH", "DialectLike", "convert_value", "convert_records"]
 
@@ -220,10 +230,19 @@ class _Converter:
     def _array(self, path: ValuePath, v: Any) -> _Frame:
         element_type = v.element_type if isinstance(v, t.TypedArray) else None
         if element_type is not None and not self.target.typed_arrays:
-            self.loss(path, f"typed Array[{_type_label(element_type)}] written untyped: "
-                            f"{self.target.name} has no typed Arrays", element_type, None)
+            if element_type == t.ContainerType.of_class(INPUT_EVENT_LIST) and all(map(is_input_event, v)):
+                self.notes.append(Note(render(path, self.known_paths), f"Array[{INPUT_EVENT_LIST}] written untyped, "
+                                       "as Godot 3's InputMap.get_action_list returns input events"))
+            else:
+                self.loss(path, f"typed Array[{_type_label(element_type)}] written untyped: "
+                                f"{self.target.name} has no typed Arrays", element_type, None)
             element_type = None
         children = (((path, "[]", i), e) for i, e in enumerate(v))
+        if element_type is None and path == "" and self.cross_major and self.target.typed_arrays and type(v) is list \
+                and v and all(map(is_input_event, v)):  # the value itself: what action_get_events returns
+            element_type = t.ContainerType.of_class(INPUT_EVENT_LIST)
+            self.notes.append(Note(render(path, self.known_paths), "a list of input events, typed "
+                                   f"Array[{INPUT_EVENT_LIST}] as Godot 4's InputMap.action_get_events returns it"))
         if element_type is None:
             return _Frame(children, list)
         return _Frame(children, lambda items: t.TypedArray(element_type, items))
@@ -344,7 +363,8 @@ class _Converter:
             if prop.omit_default and same(new_value, prop.default):
                 continue
             entries.append((p_path, new_name, new_value))
-        return out_cls, entries
+        layout = GODOT4_LAYOUTS.get(out_cls) if to4 else None
+        return out_cls, (entries if layout is None else _laid_out(path, entries, layout))
 
     # -- leaves -------------------------------------------------------------------
 
@@ -469,6 +489,23 @@ def _leaf_check(v: Any, tp: type, scalars: dict[type, Any], checks: dict[str, _C
         return False
     found = checks.get(spec.name)
     return True if found is None else found
+
+
+def _laid_out(path: ValuePath, entries: list[tuple[ValuePath, str, Any]],
+              layout: tuple[tuple[str, Any], ...]) -> list[tuple[ValuePath, str, Any]]:
+    """An object's properties in the engine's own order, each it stores present (a default where the
+    source had none: a Godot 3 event has no ``window_id``); properties the layout does not name stay,
+    before ``script``."""
+    given = {name: entry for entry in entries for name in (entry[1],)}
+    named = {name for name, _ in layout}
+    extra = [e for e in entries if e[1] not in named]
+    out: list[tuple[ValuePath, str, Any]] = []
+    for name, default in layout:
+        if name == "script":
+            out += extra
+            extra = []
+        out.append(given.get(name) or ((path, ".", name), name, default))
+    return out + extra
 
 
 @attrs.frozen

@@ -17,17 +17,16 @@ from typing import Any, Union
 from ..core.classdb import is_relative, is_script_path
 from ..core.errors import (
     AmbiguousDialectError,
+    ConfigFileError,
     DecodeError,
     GodotFormatsError,
     PasswordRequiredError,
-    ResourceFormatError,
     WrongPasswordError,
 )
 from ..core.limits import MAX_FILE_SIZE, MAX_RATIO, RSCC_MAX_RATIO
 from ..layers.files import Readable, read_bounded
-from ..layers.magic import SCENE_NOT_READ, resource_form
+from ..layers.magic import SCENE_NOT_READ, looks_like_config, resource_form
 from .binary import read_binary
-from .configtext import looks_like_config_text, read_config_text
 from .model import ResourceFile
 from .scan import Finding, Walk, walk_file
 from .text import read_text
@@ -100,18 +99,19 @@ def _walk(data: bytes, limits: _Limits, saves: _Saves) -> Walk:
     """The scanner's walk over one file, read by the reader its first bytes name."""
     if resource_form(data) in ("binary", "text", "scene") or saves is None:
         return walk_file(open_resource(data, max_size=limits[0], max_ratio=limits[1]))
+    from ..configfile import read_config  # the ConfigFile reader stands beside this one, read when needed
+
     walk = Walk()
-    if looks_like_config_text(data):
+    if looks_like_config(data):
         try:
-            entries = read_config_text(data)
-        except ResourceFormatError as e:
+            doc = read_config(data, max_size=limits[0])
+        except ConfigFileError as e:
             try:
                 walk.visit(_save_values(data, limits, *saves), "record")  # base64 text looks alike
             except GodotFormatsError:
                 raise e from None
             return walk
-        for section, name, value in entries:
-            walk.visit(value, f"[{section}] {name}")
+        _visit_config(walk, doc)
         return walk
     try:
         values = _save_values(data, limits, *saves)
@@ -120,8 +120,21 @@ def _walk(data: bytes, limits: _Limits, saves: _Saves) -> Walk:
     except DecodeError as e:
         raise DecodeError(e.offset, f"not a resource file, ConfigFile text or a save of Variants that godot-formats "
                                 f"reads (as a save: {e.reason})") from None
+    if values is _CONFIG:  # ConfigFile text in an encryption layer (save_encrypted_pass)
+        _visit_config(walk, read_config(data, password=saves[0], key=saves[1], max_size=limits[0]))
+        return walk
     walk.visit(values, "record")
     return walk
+
+
+def _visit_config(walk: Walk, doc: Any) -> None:
+    """Every entry of a ConfigFile as the engine reads it, a ``null`` one too (each is made on load)."""
+    for entry in doc.entries():
+        walk.visit(entry.value, f"[{entry.section}] {entry.key}")
+
+
+#: What :func:`_save_values` gives for a file whose layers hold ConfigFile text, not Variants.
+_CONFIG: list[Any] = []
 
 
 def _save_values(data: bytes, limits: _Limits, password: str | None, key: bytes | None) -> list[Any]:
@@ -131,11 +144,11 @@ def _save_values(data: bytes, limits: _Limits, password: str | None, key: bytes 
     max_size, ratio = limits
     max_ratio = MAX_RATIO if ratio is None else ratio  # a save's layers' own bound
     try:
-        return open_save(data, password=password, key=key, allow_objects=True, max_size=max_size,
-                         max_ratio=max_ratio).values
+        sf = open_save(data, password=password, key=key, allow_objects=True, max_size=max_size, max_ratio=max_ratio)
     except AmbiguousDialectError as e:  # the scan is the union of every way the file reads
         return [open_save(data, password=password, key=key, dialect=d, allow_objects=True, max_size=max_size,
                           max_ratio=max_ratio).values for d in dict.fromkeys(e.candidates)]
+    return _CONFIG if sf.container == "text" else sf.values
 
 
 def _resolve(ref: str, container: Path | None, user_dir: Path) -> Path | None:

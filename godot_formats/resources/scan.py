@@ -4,7 +4,7 @@ Loading a resource runs the scripts it embeds (``_init``, ``_static_init``, memb
 godot#98168, godot-proposals#4925), and everything it references is loaded with it: a second file
 an attacker dropped beside the save runs just the same.  A regular-expression scanner misses what
 hides in a compressed file, a nested sub-resource, an inline ``Object(...)`` or a reference inside
-a Dictionary.  Here the file is parsed (:mod:`.binary`, :mod:`.text`, :mod:`.configtext`, or the
+a Dictionary.  Here the file is parsed (:mod:`.binary`, :mod:`.text`, :mod:`godot_formats.configfile`, or the
 save-file reader) and **one walk** looks at every resource, every property and every element at any
 depth; the same walk gates the writers (``allow_scripts``) and the ``engine`` command.  What counts
 as code is stated once, in :mod:`godot_formats.core.classdb`.  The findings:

@@ -25,7 +25,6 @@ read outside in and written inside out.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,7 +50,7 @@ from ..layers.compression import BareStream
 from ..layers.files import Readable, read_bounded
 from ..layers.framing import MAX_FRAME_LENGTH, PREFIX_SIZE, FramingError, scan_frames
 from ..layers.layer import Layer
-from ..layers.magic import RESOURCE_MAGICS, SCENE_NOT_READ, resource_form
+from ..layers.magic import RESOURCE_MAGICS, SCENE_NOT_READ, looks_like_config, resource_form
 from .detection import (
     LOST,
     Attempt,
@@ -213,19 +212,10 @@ def _over_budget(e: DecodeError, size: int, budget: int, max_size: int, max_rati
 
 # -- text where bytes were expected -------------------------------------------------------------------
 
-_SECTION = re.compile(r"\[[^\]\n]+\][ \t\r]*")
-
-
 def config_text(data: bytes) -> str | None:
-    """The text of a ``ConfigFile`` (``[section]`` and ``key=value`` lines), or None."""
-    if b"\0" in data:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    first = text.lstrip()[:1]
-    return text if first in ("[", ";") else None
+    """The text of a ``ConfigFile`` (:func:`~godot_formats.layers.magic.looks_like_config`: a ``[section]``
+    or a ``key=`` first), or None; bytes that are not UTF-8 kept as the engines read them."""
+    return data.decode("utf-8", "surrogateescape") if looks_like_config(data) else None
 
 
 def _text_kind(data: bytes) -> tuple[str, str] | None:
@@ -245,9 +235,9 @@ def _text_kind(data: bytes) -> tuple[str, str] | None:
     except (ValueError, RecursionError):
         pass
     else:
-        return "json", ("JSON text, not binary Variants: `godot-formats load FILE -o OUT` writes the lossless "
-                        "JSON of `dump --json` back as bytes")
-    lines = [line for line in text.lstrip().splitlines() if line.strip() and not line.lstrip().startswith(";")]
+        return "json", ("JSON text (a game's to_json / JSON.stringify save, or the JSON of `dump --json`), not "
+                        "binary Variants: Godot reads it with JSON.parse as it is, so a migration leaves it alone; "
+                        "only the JSON that `dump --json` writes is turned back into bytes, by `godot-formats load`")
     form = resource_form(data)
     if form == "text":
         return "resource", ("a text resource (gd_resource, what ResourceSaver.save writes as .tres), not binary "
@@ -255,10 +245,10 @@ def _text_kind(data: bytes) -> tuple[str, str] | None:
                             "loading it")
     if form == "scene":
         return "scene", SCENE_NOT_READ
-    if lines and _SECTION.fullmatch(lines[0].strip()):
+    if looks_like_config(data):
         return "configfile", ("a ConfigFile text file (sections of key=value lines), not binary Variants: Godot "
-                              "reads it with ConfigFile.load; its values are Godot text, which "
-                              "`godot-formats load` turns into bytes")
+                              "reads it with ConfigFile.load; `gf.open` reads it value by value, and `dump`, "
+                              "`set`, `edit`, `convert` and `scan` work on it")
     if _godot_text(text):
         return "var2str", ("Godot text (var2str / var_to_str), not binary Variants: `godot-formats load FILE -o OUT` "
                            "writes it as bytes")

@@ -462,7 +462,7 @@ def _settings_plaintext(sf: SaveFile, values: list[Any], target: Dialect) -> byt
 #: How the containers whose values are no Variants write them (:attr:`Container.join` is None).
 _WRITES_ITS_VALUES: dict[str, Callable[[SaveFile, list[Any], Dialect], bytes]] = {
     "project_settings": _settings_plaintext,
-    "text": lambda sf, values, target: str(values[0]).encode("utf-8"),
+    "text": lambda sf, values, target: str(values[0]).encode("utf-8", "surrogateescape"),
 }
 
 

@@ -228,3 +228,15 @@ def test_the_cap_is_real() -> None:
             return len(bytearray(1 << 30))
     """)
     assert outcome == {"outcome": "other", "error": "MemoryError", "detail": ""}
+
+
+def test_configfile_text_stays_linear_in_time_and_memory() -> None:
+    # An unterminated quote in a comment (which both engines load) made the string blanking of dialect
+    # detection quadratic, and a long string took 150 bytes of memory per character (issue 41 review).
+    code = (
+        "from godot_formats.configfile import read_config\n"
+        "read_config(b'[a]\\nv=Vector2(1, 2)\\n;' + b'\\\\\"' * 1_000_000 + b'\\n')\n"
+        "read_config(b'[a]\\nv=Vector2(1, 2)\\nk=\"' + b'x' * 20_000_000 + b'\"\\n')\n"
+        "print('ok')\n")
+    ended = run_capped(code, cap=1 << 30, guard=120, what="a ConfigFile of hostile text")
+    assert ended.returncode == 0 and "ok" in ended.stdout, ended.stderr[-2000:]

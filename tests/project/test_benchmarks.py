@@ -120,3 +120,13 @@ def test_ratios_are_engine_time_over_ours() -> None:
             {"size": 100, **{f"{s}_s": 20.0 for s in scaling.STEPS}, "total_s": 100.0}]
     scaling.per_byte(rows)
     assert rows[1]["decode_per_byte_x"] == pytest.approx(2.0) and rows[1]["total_per_byte_x"] == pytest.approx(2.0)
+
+
+def test_the_configfile_benchmark_times_every_row() -> None:
+    # benchmarks/configfile.py (issue 41's speed row), tiny and without the engine: every row of ours printed.
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "configfile.py"), "--mb", "0.05", "--runs", "1",
+                           "--no-engine"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for row in ("read (gf.open of it)", "unchanged write-back", "read + set one value + write",
+                "read + convert to Godot 4 + write"):
+        assert row in proc.stdout

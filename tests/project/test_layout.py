@@ -84,7 +84,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("detection", ("saves.detection",)),
     ("reading", ("saves.reading",)),
     ("conversion and calls", ("migration", "api")),
-    ("save files", ("saves.savefile", "saves.fileaccess", "saves", "resources")),
+    ("save files", ("saves.savefile", "saves.fileaccess", "saves", "resources", "configfile")),
     ("documents", ("documents",)),
     ("batch", ("batch",)),
     ("command line and engines", ("tool", "commands", "__main__", "oracle", "conformance", "_old_paths", "")),

@@ -33,10 +33,10 @@ from ...core.errors import TextDecodeError
 from .floats import grisu2_text, printf_g
 from .parser import from_text
 from .style import GODOT3_STYLE, GODOT40_STYLE, GODOT44_STYLE, GODOT45_STYLE, TextStyle, text_style
-from .writer import c_escape, c_escape_multiline, to_text
+from .writer import c_escape, c_escape_multiline, text_writer, to_text
 
 __all__ = [
-    "to_text", "from_text", "TextDecodeError", "TextStyle", "text_style",
+    "to_text", "from_text", "text_writer", "TextDecodeError", "TextStyle", "text_style",
     # helpers that were public names of the single module this package replaced
     "GODOT3_STYLE", "GODOT40_STYLE", "GODOT44_STYLE", "GODOT45_STYLE",
     "c_escape", "c_escape_multiline", "grisu2_text", "printf_g",

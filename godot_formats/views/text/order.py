@@ -234,6 +234,10 @@ class _Order:
 
     def sort(self, pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         """The pairs of a Dictionary in the order the engine prints them."""
+        if all(type(pair[0]) is str for pair in pairs):
+            # Plain String keys, the common Dictionary: every engine compares them code point by code point
+            # (String::operator<), as Python does; what the general path below gives them, without it.
+            return sorted(pairs, key=_key_of)
         string_like = self.style.string_like_keys
         entries = []
         for pair in pairs:
@@ -278,6 +282,10 @@ class _Order:
             seen.add((key[0], key[2]))
         # 4.4+ sorts String and StringName keys together, across the other types: not a total order.
         return len(seen) == len(entries) and len(string_types) < 2
+
+
+def _key_of(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
 
 
 def _all_less_order(items: list[Any]) -> list[Any]:

@@ -1,10 +1,20 @@
-"""``VariantParser``: Godot's text form read back into a value of the model."""
+"""``VariantParser``: Godot's text form read back into a value of the model.
+
+This module is the reference: the grammar, every error and offset.  Where it is built, the compiled
+fast path (``godot_formats.core._ctext``, :data:`COMPILED`) reads a value first: the common grammar
+(blanks, comments, atoms, strings with one-character escapes, Arrays, Dictionaries, math and packed
+constructors, ``Object(...)``), making values with this module's own functions (:func:`_make_dictionary`,
+:class:`_Constructors`, :func:`_make_object`).  Anything else it hands back, and the parser here reads
+the value from the same start, so both give the same value, end and error.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
+import operator
 import re
 from collections.abc import Callable as _Fn
 from collections.abc import Iterator
@@ -13,6 +23,7 @@ from typing import Any, Union
 import attrs
 
 from ...core import types as t
+from ...core.accel import ctext as _ctext
 from ...core.codec import DEFAULT_MAX_DEPTH
 from ...core.dialects import Dialect, get_dialect
 from ...core.errors import TextDecodeError
@@ -38,11 +49,29 @@ _SPECIAL_VALUES = {"inf": math.inf, "inf_neg": -math.inf, "-inf": -math.inf, "na
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "a": "\a", "v": "\v"}
 
 
-@attrs.frozen
 class _Tok:
-    kind: str  # a punctuation character, "num", "str", "sname", "ident", "color" or "eof"
-    value: Any
-    pos: int
+    """One token: ``kind`` (a punctuation character, "num", "str", "sname", "ident", "color" or "eof"),
+    its value and its offset.  A plain slotted class: a file of values makes one per token."""
+
+    __slots__ = ("kind", "value", "pos")
+
+    def __init__(self, kind: str, value: Any, pos: int) -> None:
+        self.kind = kind
+        self.value = value
+        self.pos = pos
+
+
+#: The common tokens in one match (the blanks and comments before them too): punctuation, a string
+#: without escapes, a special float, a number, an identifier, the end.  Anything else (a string with
+#: escapes, a StringName, a color, an error) is :meth:`_Scanner.scan_slow`'s.
+_TOKEN = re.compile(
+    r"(?:[\x00-\x20]+|;[^\n]*)*"
+    r"(?:(?P<punct>[{}\[\](),:=])"
+    r'|"(?P<plain>[^"\\]*)"'
+    r"|(?P<special>inf_neg|-?inf|-?nan)(?:\.0)?(?![A-Za-z0-9_])"
+    r"|(?P<num>-?[0-9]+(?P<frac>\.[0-9]*)?(?P<exp>[eE][+-]?[0-9]+)?)"
+    r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<eof>\Z))")
 
 
 class _Scanner:
@@ -74,6 +103,32 @@ class _Scanner:
         return tok
 
     def scan(self) -> _Tok:
+        m = _TOKEN.match(self.text, self.pos)
+        if m is None:
+            return self.scan_slow()
+        kind = m.lastgroup
+        if kind == "frac" or kind == "exp":
+            kind = "num"
+        pos = m.start(kind)  # type: ignore[arg-type]
+        self.pos = m.end()
+        if kind == "punct":
+            c = m.group(kind)
+            return _Tok(c, c, pos)
+        if kind == "plain":
+            return _Tok("str", m.group(kind), pos - 1)  # the token starts at its quote
+        if kind == "ident":
+            return _Tok("ident", m.group(kind), pos)
+        if kind == "special":
+            return _Tok("num", _SPECIAL_VALUES[m.group(kind)], pos)
+        if kind == "eof":
+            return _Tok("eof", None, pos)
+        token = m.group("num")
+        if m.group("frac") is None and m.group("exp") is None:
+            return _Tok("num", self.integer(token, pos), pos)
+        return _Tok("num", float(token), pos)
+
+    def scan_slow(self) -> _Tok:
+        """Every token, one case at a time: what :data:`_TOKEN` does not take."""
         text = self.text
         while True:
             m = _SPACE.match(text, self.pos)
@@ -206,7 +261,8 @@ def describe(tok: _Tok) -> str:
     if tok.kind in _PUNCT:
         return repr(tok.value)
     if tok.kind == "ident":
-        return f"identifier {tok.value}"
+        name = tok.value if len(tok.value) <= 60 else f"{tok.value[:40]}... ({len(tok.value)} characters)"
+        return f"identifier {name}"
     return {"num": "a number", "str": "a string", "sname": "a StringName", "color": "a color"}[tok.kind]
 
 
@@ -244,12 +300,23 @@ _INT_ELEMENTS: dict[str | None, _Fn[[Any], int]] = {
     U8: lambda a: int(a) & 0xFF, I32: lambda a: _wrap(a, 32), I64: lambda a: _wrap(a, 64)}
 
 
+_first = operator.itemgetter(0)
+#: Key types whose engine identity is their Python equality (see :func:`_make_dictionary`).
+_PLAIN_KEYS = frozenset({str, int, type(None)})
+
+
 def _make_dictionary(pairs: list[tuple[Any, Any]], rules: KeyRules, memo: Memo) -> Any:
     """A plain dict when it holds the entries exactly, else a Dictionary (as the decoder does).
 
     ``memo`` carries the identities of the containers already used as keys in this text, so
     keys nested in keys cost their size once (see :mod:`godot_formats.keys`).
+
+    Keys that are all strings, ints or null (what a file's Dictionaries hold) are one key to the
+    engines exactly when they are one to Python (no bool, float or container among them to merge
+    or part differently), so Python's dict is already the answer, with the same first key and last value.
     """
+    if set(map(type, map(_first, pairs))) <= _PLAIN_KEYS:
+        return dict(pairs)
     gd = t.Dictionary(key_rules=rules)
     gd._fill(pairs, memo)
     try:
@@ -257,6 +324,87 @@ def _make_dictionary(pairs: list[tuple[Any, Any]], rules: KeyRules, memo: Memo) 
     except TypeError:
         return gd
     return plain if len(plain) == len(gd) and python_keys_agree(plain) else gd
+
+
+class _Refused(Exception):
+    """Arguments that make no value: the parser reports ``reason`` at ``pos`` of its text."""
+
+    def __init__(self, pos: int, reason: str) -> None:
+        super().__init__(pos, reason)
+        self.pos = pos
+        self.reason = reason
+
+
+class _Constructors:
+    """What ``Name(arguments)`` makes in one dialect, once the arguments are read: a math value or a
+    packed array, each number kept as the engine keeps it.  The one place for these rules, shared by
+    the parser and the compiled fast path (``_ctext``), which reads the arguments and calls :meth:`build`."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+
+    def require(self, godot4_name: str, pos: int) -> None:
+        if not self.dialect.has(godot4_name):
+            raise _Refused(pos, f"{self.dialect.name} has no {godot4_name} type")
+
+    def build(self, name: str, args: list[Any], pos: int) -> Any:
+        """``name(*args)`` written at ``pos``: ``args`` are numbers (strings for a PackedStringArray)."""
+        row = _CONSTRUCTORS.get(name)
+        if row is not None:
+            return self.math(*row, name, args, pos)
+        return self.packed(_PACKED_NAMES[name], name, args, pos)
+
+    def math(self, spec: TypeSpec, count: int, name: str, args: list[Any], pos: int) -> Any:
+        """``Vector2(1, 2)`` ...: the numbers, as the engine's components keep them."""
+        self.require(spec.name, pos)
+        if len(args) != count:
+            raise _Refused(pos, f"{name}() takes {count} numbers, found {len(args)}")
+        if spec.component == I32:
+            _finite(args, name, pos)
+            args = [_wrap(a, 32) for a in args]
+        elif spec.component == F32 or not self.dialect.real_is_double:
+            args = [_to_f32(a) for a in args]  # what a float32 real_t (and Color) keeps
+        assert spec.build is not None
+        return spec.build(args)
+
+    def packed(self, spec: TypeSpec, name: str, args: list[Any], pos: int) -> Any:
+        self.require(spec.name, pos)
+        if spec.family is Family.STRINGS:
+            return t.PackedStringArray(args) if args else t.PackedStringArray()
+        element = _INT_ELEMENTS.get(spec.component)
+        if element is not None:
+            _finite(args, name, pos)
+            return spec.cls(map(element, args))
+        return self.floats(spec, name, args, pos)
+
+    def floats(self, spec: TypeSpec, name: str, args: list[Any], pos: int) -> Any:
+        """A packed array of floats, vectors or colors: whole elements only, each number kept as
+        the engine keeps it (float32, unless the array is float64 or the build's reals are)."""
+        width = spec.width
+        if len(args) % width:
+            raise _Refused(pos, f"{name}() needs a multiple of {width} numbers, found {len(args)}")
+        double = self.dialect.real_is_double
+        floats = [float(a) for a in args] if spec.component == F64 or double else [_to_f32(a) for a in args]
+        if width == 1:
+            return spec.cls(floats)
+        out = spec.cls(typecode="d" if double and spec.component == REAL else "f")
+        out.data.extend(floats)
+        return out
+
+
+def _finite(args: list[Any], name: str, pos: int) -> None:
+    for a in args:
+        if not math.isfinite(a):
+            raise _Refused(pos, f"{name}() holds integers: {a} is not one")
+
+
+def _make_object(class_name: str, properties: dict[str, Any]) -> Any:
+    """``Object(Class, "name": value, ...)``: the Object, or the EncodedObjectAsID its text stands for."""
+    if class_name == "EncodedObjectAsID" and set(properties) == {"object_id", "script"} \
+            and type(properties["object_id"]) is int and properties["script"] is None:
+        # The text the engines print for an object id they decoded without objects.
+        return t.EncodedObjectAsID(properties["object_id"] & MASK64)
+    return t.Object(class_name, properties)
 
 
 @attrs.define
@@ -386,7 +534,8 @@ class _DictFrame(_Frame):
 
 class _ObjectFrame(_Frame):
     def __init__(self, class_name: str) -> None:
-        self.obj = t.Object(class_name)
+        self.class_name = class_name
+        self.properties: dict[str, Any] = {}
         self.need_comma = False
         self.key = ""
 
@@ -394,14 +543,14 @@ class _ObjectFrame(_Frame):
         s = p.scanner
         tok = s.next()
         if tok.kind == ")":
-            return _DONE, p.finish_object(self.obj)
+            return _DONE, _make_object(self.class_name, self.properties)
         if self.need_comma:
             if tok.kind != ",":
                 raise s.error(tok.pos, f"expected ',' or ')' in an Object, found {describe(tok)}")
             self.need_comma = False
             tok = s.next()
             if tok.kind == ")":
-                return _DONE, p.finish_object(self.obj)
+                return _DONE, _make_object(self.class_name, self.properties)
         if tok.kind != "str":
             raise s.error(tok.pos, f"expected a property name as a string, found {describe(tok)}")
         self.key = tok.value
@@ -412,7 +561,7 @@ class _ObjectFrame(_Frame):
         if isinstance(value, _ResourceRef) and self.key == "script" and not p.godot3:
             value = value.path  # Godot 4.3+ bytes carry a script as its res:// path
         p.check_plain(value, pos)
-        self.obj.properties[self.key] = value
+        self.properties[self.key] = value
         self.need_comma = True
 
 
@@ -495,14 +644,6 @@ class _Parser:
     def expect_close_paren(self) -> None:
         self.scanner.expect(")", "')' closing a typed container")
 
-    def finish_object(self, obj: t.Object) -> Any:
-        props = obj.properties
-        if obj.class_name == "EncodedObjectAsID" and set(props) == {"object_id", "script"} \
-                and type(props["object_id"]) is int and props["script"] is None:
-            # The text the engines print for an object id they decoded without objects.
-            return t.EncodedObjectAsID(props["object_id"] & MASK64)
-        return obj
-
     def begin(self, tok: _Tok) -> tuple[Any, _Frame | None]:
         """Start a value at ``tok``: an atom, or a frame for a container."""
         s = self.scanner
@@ -521,7 +662,7 @@ class _Parser:
         if word in _KEYWORDS:
             return _KEYWORDS[word], None
         if word in _CONSTRUCTORS:
-            return self.math(*_CONSTRUCTORS[word], tok), None
+            return self.math(_CONSTRUCTORS[word][0], tok), None
         if word in _PACKED_NAMES:
             return self.packed(_PACKED_NAMES[word], tok), None
         handler = getattr(self, "c_" + word, None)
@@ -529,28 +670,28 @@ class _Parser:
             raise s.error(tok.pos, f"unexpected identifier '{word}'")
         return handler(tok)  # type: ignore[no-any-return]
 
-    def math(self, spec: TypeSpec, count: int, tok: _Tok) -> Any:
-        """``Vector2(1, 2)`` ...: the numbers, as the engine's components keep them."""
+    def math(self, spec: TypeSpec, tok: _Tok) -> Any:
+        """``Vector2(1, 2)`` ...: the numbers read here, the value made by :class:`_Constructors`."""
         self.require(spec.name, tok)
-        args = self.numbers(tok)
-        if len(args) != count:
-            raise self.scanner.error(tok.pos, f"{tok.value}() takes {count} numbers, found {len(args)}")
-        if spec.component == I32:
-            self.finite(args, tok)
-            args = [_wrap(a, 32) for a in args]
-        elif spec.component == F32 or not self.dialect.real_is_double:
-            args = [_to_f32(a) for a in args]  # what a float32 real_t (and Color) keeps
-        assert spec.build is not None
-        return spec.build(args)
+        return self.build(tok, self.numbers(tok))
+
+    def build(self, tok: _Tok, args: list[Any]) -> Any:
+        try:
+            return _constructors(self.dialect).build(tok.value, args, tok.pos)
+        except _Refused as e:
+            raise self.scanner.error(e.pos, e.reason) from None
 
     def finite(self, args: list[Any], tok: _Tok) -> None:
-        for a in args:
-            if not math.isfinite(a):
-                raise self.scanner.error(tok.pos, f"{tok.value}() holds integers: {a} is not one")
+        try:
+            _finite(args, tok.value, tok.pos)
+        except _Refused as e:
+            raise self.scanner.error(e.pos, e.reason) from None
 
     def require(self, godot4_name: str, tok: _Tok) -> None:
-        if not self.dialect.has(godot4_name):
-            raise self.scanner.error(tok.pos, f"{self.dialect.name} has no {godot4_name} type")
+        try:
+            _constructors(self.dialect).require(godot4_name, tok.pos)
+        except _Refused as e:
+            raise self.scanner.error(e.pos, e.reason) from None
 
     def numbers(self, tok: _Tok, opened: bool = False) -> list[Any]:
         """``( n, n, ... )``: the arguments of a constructor (``opened``: '(' already read)."""
@@ -577,7 +718,7 @@ class _Parser:
         s = self.scanner
         s.expect("(", f"'(' after {tok.value}")
         if spec.family is Family.STRINGS:
-            return self.strings(tok)
+            return self.build(tok, self.strings(tok))
         if spec.component == U8 and s.peek().kind == "str":
             # Godot 4.3+ also reads (and, outside var_to_str, writes) base64: PackedByteArray("AAE=").
             b64 = s.next()
@@ -586,43 +727,24 @@ class _Parser:
                 return base64.b64decode(b64.value, validate=True)
             except (binascii.Error, ValueError):
                 raise s.error(b64.pos, "invalid base64 in PackedByteArray") from None
-        args = self.numbers(tok, opened=True)
-        element = _INT_ELEMENTS.get(spec.component)
-        if element is not None:
-            self.finite(args, tok)
-            return spec.cls(map(element, args))
-        return self.floats(spec, args, tok)
+        return self.build(tok, self.numbers(tok, opened=True))
 
-    def strings(self, tok: _Tok) -> t.PackedStringArray:
-        """``PackedStringArray("a", "b")``, its '(' already read."""
+    def strings(self, tok: _Tok) -> list[str]:
+        """The strings of ``PackedStringArray("a", "b")``, its '(' already read."""
         s = self.scanner
         items: list[str] = []
         while True:
             nxt = s.next()
             if nxt.kind == ")" and not items:
-                return t.PackedStringArray()
+                return items
             if nxt.kind != "str":
                 raise s.error(nxt.pos, f"expected a string in {tok.value}(), found {describe(nxt)}")
             items.append(nxt.value)
             sep = s.next()
             if sep.kind == ")":
-                return t.PackedStringArray(items)
+                return items
             if sep.kind != ",":
                 raise s.error(sep.pos, f"expected ',' or ')' in {tok.value}(), found {describe(sep)}")
-
-    def floats(self, spec: TypeSpec, args: list[Any], tok: _Tok) -> Any:
-        """A packed array of floats, vectors or colors: whole elements only, each number kept as
-        the engine keeps it (float32, unless the array is float64 or the build's reals are)."""
-        width = spec.width
-        if len(args) % width:
-            raise self.scanner.error(tok.pos, f"{tok.value}() needs a multiple of {width} numbers, found {len(args)}")
-        double = self.dialect.real_is_double
-        floats = [float(a) for a in args] if spec.component == F64 or double else [_to_f32(a) for a in args]
-        if width == 1:
-            return spec.cls(floats)
-        out = spec.cls(typecode="d" if double and spec.component == REAL else "f")
-        out.data.extend(floats)
-        return out
 
     # -- identifiers with their own syntax
 
@@ -763,6 +885,36 @@ class _Parser:
 _SCRIPT_REFERENCES = frozenset({"Resource", "ExtResource", "SubResource"})
 
 
+@functools.lru_cache(maxsize=64)
+def _constructors(dialect: Dialect) -> _Constructors:
+    return _Constructors(dialect)
+
+
+#: Whether values are read by the compiled fast path (``godot_formats.core._ctext``) where it is
+#: built: it reads the common grammar and gives what the parser here would, or hands the value
+#: back.  False: this module's parser reads everything (tests compare the two this way).
+COMPILED = _ctext is not None
+
+#: The kinds of constructor the fast path reads: its arguments are numbers, or strings; or an Object.
+_C_NUMBERS, _C_STRINGS, _C_OBJECT = 1, 2, 3
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(dialect: Dialect) -> Any:
+    """The fast path's reader of ``dialect``'s text (None: Godot 2's, which it does not read), made
+    from this module's tables and calling back this module's functions for what values are made of."""
+    if _ctext is None or dialect.major not in (3, 4):
+        return None
+    names = {name: _C_NUMBERS for name, (spec, _) in _CONSTRUCTORS.items() if dialect.has(spec.name)}
+    names.update((name, _C_STRINGS if spec.family is Family.STRINGS else _C_NUMBERS)
+                 for name, spec in _PACKED_NAMES.items() if dialect.has(spec.name))
+    names["Object"] = _C_OBJECT
+    return _ctext.Reader(godot3=dialect.major == 3, keywords=_KEYWORDS, names=names, specials=_SPECIAL_VALUES,
+                         escapes=_ESCAPES, rules=dialect.key_rules, make_dictionary=_make_dictionary,
+                         construct=_constructors(dialect).build, make_object=_make_object,
+                         max_key_depth=MAX_KEY_DEPTH)
+
+
 def from_text(text: str, dialect: str | Dialect = "godot4", *, max_depth: int = DEFAULT_MAX_DEPTH,
               resources: ResourceResolver | None = None) -> Any:
     """Read one value written in Godot's text format (what ``str2var`` / ``str_to_var`` read).
@@ -777,7 +929,14 @@ def from_text(text: str, dialect: str | Dialect = "godot4", *, max_depth: int = 
     """
     if not isinstance(text, str):
         raise TypeError(f"from_text() reads str, not {type(text).__name__}")
-    return _Parser(text, get_dialect(dialect), max_depth, resources).parse()
+    d = get_dialect(dialect)
+    # The fast path never meets what ``resources`` reads (Resource(...), ExtResource(...) ... are the parser's).
+    reader = _compiled(d) if COMPILED else None
+    if reader is not None:
+        got = reader.read(text, 0, max_depth, True)
+        if got is not None:
+            return got[0]
+    return _Parser(text, d, max_depth, resources).parse()
 
 
 def read_value(text: str, start: int = 0, dialect: str | Dialect = "godot4", *,
@@ -791,7 +950,13 @@ def read_value(text: str, start: int = 0, dialect: str | Dialect = "godot4", *,
     """
     if not isinstance(text, str):
         raise TypeError(f"read_value() reads str, not {type(text).__name__}")
-    parser = _Parser(text, get_dialect(dialect), max_depth, resources, start)
+    d = get_dialect(dialect)
+    reader = _compiled(d) if COMPILED else None
+    if reader is not None:
+        got = reader.read(text, start, max_depth, False)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+    parser = _Parser(text, d, max_depth, resources, start)
     parser.whole = False
     value = parser.parse()
     s = parser.scanner

@@ -410,3 +410,10 @@ def to_text(value: Any, dialect: str | Dialect = "godot4", *, version: str | Non
     """
     d = get_dialect(dialect)
     return _Writer(d, text_style(d, version), resources, base64_bytes).write(value)
+
+
+def text_writer(dialect: str | Dialect = "godot4", *, version: str | None = None) -> _Fn[[Any], str]:
+    """:func:`to_text` for many values of one dialect: the writer made once (a ConfigFile of 100,000
+    entries spent a third of its writing making one per value)."""
+    d = get_dialect(dialect)
+    return _Writer(d, text_style(d, version)).write
