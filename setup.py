@@ -1,10 +1,11 @@
-"""The optional compiled core (godot_formats.core._cdecode, _cencode, _cfront, _cfastlz and _ctext).
+"""The optional compiled core (godot_formats.core._cdecode, _cencode, _cfront, _cfastlz, _ctext and _ctextw).
 
 Everything else is in pyproject.toml.  The extensions are optional: where no C compiler is
 found the build says so in one line and the package installs without them, and the
 pure-Python reference codec does all the work (``godot_formats.backend == "python"``), and
 the pure-Python FastLZ port (``godot_formats.layers.fastlz``) compresses, and the pure-Python text
-parser (``godot_formats.views.text.parser``) reads every value of Godot's text form.
+parser (``godot_formats.views.text.parser``) reads every value of Godot's text form, and the
+pure-Python text writer (``godot_formats.views.text.writer``) writes every one.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ setup(
         Extension("godot_formats.core._cfastlz", ["godot_formats/core/_cfastlz.c"], extra_compile_args=EXTRA,
                   optional=True),
         Extension("godot_formats.core._ctext", ["godot_formats/core/_ctext.c"], extra_compile_args=EXTRA,
+                  optional=True),
+        Extension("godot_formats.core._ctextw", ["godot_formats/core/_ctextw.c"], extra_compile_args=EXTRA,
                   optional=True),
     ],
     cmdclass={"build_ext": OptionalBuildExt},

@@ -201,9 +201,9 @@ def _dump_config(data: bytes, args: argparse.Namespace) -> int:
         header = config_header(doc, text)
         if text and not text.endswith("\n"):
             text, header["newline_added"] = text + "\n", True  # load takes it off again
-        shown = (CONFIG_HEADER + json.dumps(header) + "\n" if not args.no_header else "") + text
+        view = (CONFIG_HEADER + json.dumps(header) + "\n" if not args.no_header else "") + text
         sys.stdout.flush()  # the file's own bytes, those that are not UTF-8 too (load takes them back)
-        sys.stdout.buffer.write(shown.encode("utf-8", "surrogateescape"))
+        sys.stdout.buffer.write(view.encode("utf-8", "surrogateescape"))
     return 0
 
 

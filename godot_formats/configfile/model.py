@@ -52,6 +52,9 @@ def resolver(kind: str, args: tuple[Any, ...]) -> Any:
 
 
 _CRLF = re.compile(r"\r\n")
+#: What the text of a value that can carry code holds one of: an Object, a resource, a typed container
+#: (whose element type may be a script), in either engine's spelling.
+_CODE_WORDS = ("Object(", "Object (", "Resource(", "Resource (", "Array[", "Dictionary[")
 _NEWLINE = re.compile(r"\n")
 
 
@@ -415,7 +418,7 @@ class ConfigFile:
         if target == self._dialect and self.damage is None:
             return self._copy(), []  # the same engine's text: nothing is armed that was not
         if target != self._dialect and not allow_scripts:
-            refuse_code(self._sections)
+            refuse_code(self._values_that_may_carry_code())
         if target.major < 3:
             raise EncodeError(f"{target.name} ConfigFile text is read, not written, here")
         if self.form.convert is not None and target != self._dialect and (
@@ -470,6 +473,22 @@ class ConfigFile:
         return ConfigFile.from_parsed(parsed, self._dialect, self.why, path=self.path, form=self.form,
                                       encryption=None if self.encryption is None else attrs.evolve(
                                           self.encryption, iv=None), key=self._key)
+
+    def _values_that_may_carry_code(self) -> dict[str, dict[str, Any]]:
+        """The values the code scan must walk: those given out or set since reading (anything may be in
+        them), and those whose text names an Object, a resource or a typed container; a value whose
+        text names none of them holds no script, no embedded script and no path (a string is data)."""
+        places = _Places(self._pieces)
+        out: dict[str, dict[str, Any]] = {}
+        text = self._text
+        for section, keys in self._sections.items():
+            for key, value in keys.items():
+                entries = places.every.get((section, key))
+                entry = entries[-1] if entries else None
+                if entry is None or value is not entry.value or self._all_out or (section, key) in self._handed_out \
+                        or any(text.find(word, entry.value_start, entry.end) >= 0 for word in _CODE_WORDS):
+                    out.setdefault(section, {})[key] = value
+        return out
 
     def _copy(self) -> ConfigFile:
         text, _ = self._edited()

@@ -18,6 +18,7 @@ given is found by :func:`readback_changes`, and reported, never left silent.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -41,8 +42,10 @@ def _needs_quotes(key: str) -> bool:
     return _NEEDS_QUOTES.search(key.split("\0", 1)[0]) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def encode_key(key: str, major: int) -> str:
-    """A key as the engine's ConfigFile writes it: raw in Godot 3, ``property_name_encode`` in Godot 4."""
+    """A key as the engine's ConfigFile writes it: raw in Godot 3, ``property_name_encode`` in Godot 4
+    (remembered: a file's keys repeat from section to section)."""
     if major >= 4 and _needs_quotes(key):
         return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return key

@@ -17,7 +17,10 @@ the same errors; ``godot_formats.layers.fastlz`` holds the reference and asks
 The text parser (``godot_formats.views.text.parser``, Godot's ``var2str`` / ``var_to_str`` text)
 has a compiled fast path too, ``godot_formats.core._ctext`` (:data:`ctext`), on the same terms: it
 reads the common grammar and answers exactly as the parser would, or says "not handled" and the
-parser reads the value itself.  It also loads on its own.
+parser reads the value itself.  It also loads on its own.  The text writer has its twin,
+``godot_formats.core._ctextw`` (:data:`ctextw`): it writes the common values and returns exactly
+the text the writer (``godot_formats.views.text.writer``) would, or says "not handled" and the
+writer writes the value itself; it loads on its own too.
 
 ``GODOT_FORMATS_PURE=1`` in the environment turns the whole compiled core off for the
 process; ``Decoder(..., backend="python")`` for one codec, ``fastlz.compress(...,
@@ -37,7 +40,7 @@ import os
 from types import ModuleType
 from typing import Any, Callable, TypeVar, cast
 
-__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "cfastlz", "choose", "ctext", "fastlz_core", "front"]
+__all__ = ["BACKEND", "BACKENDS", "cdecode", "cencode", "cfastlz", "choose", "ctext", "ctextw", "fastlz_core", "front"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,6 +78,8 @@ cdecode, cencode = _load()
 cfastlz = _load_alone("_cfastlz")
 #: The compiled fast path of the text parser, or None (not built, or GODOT_FORMATS_PURE is set).
 ctext = _load_alone("_ctext")
+#: The compiled fast path of the text writer, or None (not built, or GODOT_FORMATS_PURE is set).
+ctextw = _load_alone("_ctextw")
 
 #: "c" when the compiled core is in use, "python" when the reference codec does everything.
 BACKEND = "c" if cdecode is not None and cencode is not None else "python"

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Callable as _Fn
 from collections.abc import Iterator
 from typing import Any, Optional, Union
 
 from ...core import types as t
+from ...core.accel import ctextw as _ctextw
 from ...core.dialects import Dialect, get_dialect
 from ...core.errors import EncodeError
 from ...core.registry import INT32_MAX, INT32_MIN, Family, TypeSpec, for_each_row, spec_for
 from ...core.switches import I32, I64, U8
 from .common import CONTAINER_ELEMENT_TYPES, MASK64, _wrap
+from .floats import _float_3, _float_40, _float_45, _rtos_fix_3, _rtos_fix_40, _rtos_fix_45
 from .order import _Order
 from .style import TextStyle, text_style
 
@@ -394,6 +397,84 @@ def _add_row(spec: TypeSpec) -> None:
     _WRITERS[spec] = _OWN_WRITERS.get(spec.name) or _BY_FAMILY[spec.family]
 
 
+#: Whether values are written by the compiled fast path (``godot_formats.core._ctextw``) where it is
+#: built: it writes the common values and gives the text :class:`_Writer` would, or hands the value
+#: back.  False: :class:`_Writer` writes everything (tests compare the two this way).
+COMPILED = _ctextw is not None
+
+#: The kinds of the fast path's type table (``_ctextw.c`` says what each one writes).
+_K_MATH_REAL, _K_MATH_I32, _K_BYTES, _K_PACKED_INT, _K_PACKED_REAL, _K_STRINGS, _K_OBJECT, _K_DICTIONARY = range(1, 9)
+#: A style's float rules, as the fast path names them: (scalar, real) -> its port of them.
+_C_FLOATS: dict[tuple[_Fn[[float], str], _Fn[[float], str]], int] = {
+    (_float_3, _rtos_fix_3): 3, (_float_40, _rtos_fix_40): 40, (_float_45, _rtos_fix_45): 45}
+
+
+def _parts_getter(spec: TypeSpec) -> Any:
+    """How many numbers a math value holds when it is the tuple of them in wire order (the fast path
+    reads it as it is, if it holds that many), else the row's getter (the fast path calls it)."""
+    cls = spec.cls
+    if issubclass(cls, tuple):
+        try:
+            sample = cls(*range(1, len(spec.fields) + 1))
+            if tuple(sample) == spec.parts(sample):
+                return len(spec.fields)
+        except Exception:  # noqa: BLE001 - any doubt: the row's own getter
+            pass
+    return spec.parts
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_table(dialect: Dialect, style: TextStyle) -> tuple[int, dict[type, tuple[int, str, Any]]] | None:
+    """The fast path's facts of one dialect and style: its float rules, and the exact classes it
+    writes with their kind, the name this text calls their type and their numbers' getter.  None:
+    the fast path does not know the style's float rules (the writer serves)."""
+    floats = _C_FLOATS.get((style.scalar, style.real))
+    if floats is None:
+        return None
+    namer = _Writer(dialect, style)
+    types: dict[type, tuple[int, str, Any]] = {}
+    for spec in list(_WRITERS):
+        family = spec.family
+        if family is Family.OBJECT:
+            types[t.Object] = (_K_OBJECT, "Object", None)
+        elif family is Family.DICTIONARY:
+            types[t.Dictionary] = (_K_DICTIONARY, "Dictionary", None)
+        elif family in (Family.MATH, Family.PACKED, Family.STRINGS) and _WRITERS[spec] is _BY_FAMILY[family]:
+            try:
+                name = namer.name(spec)
+            except EncodeError:
+                continue  # a type the dialect lacks: the writer's error
+            if family is Family.STRINGS:
+                types.update((cls, (_K_STRINGS, name, None)) for cls in spec.classes)
+            elif family is Family.MATH:
+                kind = _K_MATH_I32 if spec.component == I32 else _K_MATH_REAL
+                types[spec.cls] = (kind, name, _parts_getter(spec))
+            elif spec.component == U8:
+                types.update((cls, (_K_BYTES, name, None)) for cls in spec.classes if cls in (bytes, bytearray))
+            else:
+                for cls in spec.classes:
+                    if issubclass(cls, t.PackedArray) and spec.component in _INT_COMPONENTS and cls.width == 1:
+                        types[cls] = (_K_PACKED_INT, name, None)
+                    elif issubclass(cls, t.PackedArray) and spec.component not in _INT_COMPONENTS:
+                        types[cls] = (_K_PACKED_REAL, name, None)
+    return floats, types
+
+
+def _compiled(writer: _Writer) -> Any:
+    """The fast path in front of ``writer`` (its ``write`` writes what the fast path hands back), or
+    None: not built, switched off, or a writer of a resource file (its encoder and base64 bytes
+    are the writer's alone)."""
+    if not COMPILED or _ctextw is None or writer.resources is not None or writer.base64_bytes:
+        return None
+    table = _compiled_table(writer.dialect, writer.style)
+    if table is None:
+        return None
+    style = writer.style
+    return _ctextw.Writer(spaced=style.spaced, major=style.major, floats=table[0],
+                          max_recursion=-1 if style.max_recursion is None else style.max_recursion,
+                          types=table[1], fallback=writer.write)
+
+
 def to_text(value: Any, dialect: str | Dialect = "godot4", *, version: str | None = None,
             resources: ResourceEncoder | None = None, base64_bytes: bool = False) -> str:
     """The text ``var2str`` (Godot 3 dialects) or ``var_to_str`` (Godot 4) returns for ``value``.
@@ -409,11 +490,15 @@ def to_text(value: Any, dialect: str | Dialect = "godot4", *, version: str | Non
     Godot 4.3+ does in a ``format=4`` file (``var_to_str`` never does).
     """
     d = get_dialect(dialect)
-    return _Writer(d, text_style(d, version), resources, base64_bytes).write(value)
+    writer = _Writer(d, text_style(d, version), resources, base64_bytes)
+    fast = _compiled(writer)
+    return writer.write(value) if fast is None else fast.write(value)  # type: ignore[no-any-return]
 
 
 def text_writer(dialect: str | Dialect = "godot4", *, version: str | None = None) -> _Fn[[Any], str]:
     """:func:`to_text` for many values of one dialect: the writer made once (a ConfigFile of 100,000
     entries spent a third of its writing making one per value)."""
     d = get_dialect(dialect)
-    return _Writer(d, text_style(d, version)).write
+    writer = _Writer(d, text_style(d, version))
+    fast = _compiled(writer)
+    return writer.write if fast is None else fast.write  # type: ignore[no-any-return]
