@@ -54,8 +54,9 @@ def resolver(kind: str, args: tuple[Any, ...]) -> Any:
 _CRLF = re.compile(r"\r\n")
 #: What the text of a value that can carry code holds one of: an Object, a resource, a typed container
 #: (whose element type may be a script), in either engine's spelling.
-_CODE_WORDS = ("Object(", "Object (", "Resource(", "Resource (", "Array[", "Dictionary[")
+_CODE_WORDS = re.compile(r"Object ?\(|Resource ?\(|Array\[|Dictionary\[")
 _NEWLINE = re.compile(r"\n")
+_COMMENT_LINE = re.compile(r"^[ \t\r\f\v]*;", re.M)
 
 
 class Section(MutableMapping[str, Any]):
@@ -444,7 +445,7 @@ class ConfigFile:
         losses += [Loss(place, why) for place, why in readback_changes(out, target, resolver)]
         if losses and policy == "strict":
             raise ConversionError(losses + ([self._damage_loss()] if self.damage is not None else []))
-        comments = sum(1 for line in self._text.splitlines() if line.lstrip().startswith(";"))
+        comments = len(_COMMENT_LINE.findall(self._text))
         extra = _told_once(notes)
         if self.damage is not None:
             losses.append(self._damage_loss())
@@ -477,16 +478,22 @@ class ConfigFile:
     def _values_that_may_carry_code(self) -> dict[str, dict[str, Any]]:
         """The values the code scan must walk: those given out or set since reading (anything may be in
         them), and those whose text names an Object, a resource or a typed container; a value whose
-        text names none of them holds no script, no embedded script and no path (a string is data)."""
-        places = _Places(self._pieces)
+        text names none of them holds no script, no embedded script and no path (a string is data).
+        One pass over the text finds the words; each is the entry's whose text holds it."""
+        entries = [p for p in self._pieces if isinstance(p, Entry)]
+        starts = [e.value_start for e in entries]
+        named: set[int] = set()
+        for m in _CODE_WORDS.finditer(self._text):
+            i = bisect.bisect_right(starts, m.start()) - 1
+            if i >= 0 and m.start() < entries[i].end:
+                named.add(id(entries[i]))
+        last = {(e.section, e.key): e for e in entries}
         out: dict[str, dict[str, Any]] = {}
-        text = self._text
         for section, keys in self._sections.items():
             for key, value in keys.items():
-                entries = places.every.get((section, key))
-                entry = entries[-1] if entries else None
-                if entry is None or value is not entry.value or self._all_out or (section, key) in self._handed_out \
-                        or any(text.find(word, entry.value_start, entry.end) >= 0 for word in _CODE_WORDS):
+                entry = last.get((section, key))
+                if entry is None or value is not entry.value or self._all_out or id(entry) in named \
+                        or (section, key) in self._handed_out:
                     out.setdefault(section, {})[key] = value
         return out
 
