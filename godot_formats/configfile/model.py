@@ -28,9 +28,9 @@ from ..core.keys import same_value
 from ..core.limits import MAX_FILE_SIZE
 from ..layers.encryption import GdecInfo, is_gdec, key_from_password, read_gdec, write_gdec
 from ..layers.files import save_to
-from ..migration.losses import POLICIES, check_policy
+from ..migration.losses import check_policy
 from ..migration.values import convert_value
-from ..resources.model import ExtResource
+from ..resources.model import ExtResource, carries_code
 from ..views.text import to_text
 from .dialect import text_family
 from .forms import FORMS, Form, form_of
@@ -273,7 +273,7 @@ class ConfigFile:
 
     def _written(self, dialect: str | Dialect | None, policy: str, password: str | None, key: bytes | None,
                  allow_scripts: bool) -> tuple[bytes, list[Loss]]:
-        check_policy(policy) if policy not in POLICIES else None
+        check_policy(policy)
         if dialect is not None and get_dialect(dialect) != self._dialect:
             doc, converted = self.convert(dialect, policy=policy, allow_scripts=allow_scripts)
             return doc._written(None, policy, password, key, allow_scripts)[0], converted
@@ -291,10 +291,9 @@ class ConfigFile:
                       readback_changes(self._sections, self._dialect, resolver, values=self._written_entries)]
             if losses and policy == "strict":
                 raise ConversionError(losses)
-        plain = text.encode("utf-8", "surrogateescape")
         if not changed and password is None and key is None and self._raw:
             return self._raw, losses
-        return self._wrap(plain, password, key, changed), losses
+        return self._wrap(text.encode("utf-8", "surrogateescape"), password, key, changed), losses
 
     def _wrap(self, plain: bytes, password: str | None, key: bytes | None, changed: bool) -> bytes:
         if self.encryption is None:
@@ -413,8 +412,7 @@ class ConfigFile:
         Values that carry a script are refused unless ``allow_scripts`` (a Godot 3 ``Reference`` with a
         script is inert in Godot 4, which has no such class; renamed ``RefCounted``, it would run).
         The encryption migrates with the same key (the target engine's layout, a fresh IV)."""
-        if policy not in POLICIES:
-            check_policy(policy)
+        check_policy(policy)
         target = get_dialect(dialect)
         if target == self._dialect and self.damage is None:
             return self._copy(), []  # the same engine's text: nothing is armed that was not
@@ -570,12 +568,8 @@ def refuse_code(sections: Mapping[str, Mapping[str, Any]]) -> None:
     for section, keys in sections.items():
         for key, value in keys.items():
             walk.visit(value, f"[{section}] {key}")
-    found = walk.found
-    if found:
-        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
-        shown = "; ".join(str(f) for f in found[:3]) + more
-        raise EncodeError(f"the file carries code, which Godot runs when it loads it: {shown}; pass ",
-                          remedy=Remedy.ALLOW_SCRIPTS, then=" to convert it anyway (a conversion can arm it)")
+    if walk.found:
+        raise carries_code(walk.found, " to convert it anyway (a conversion can arm it)")
 
 
 def read_config(data: bytes, *, path: Path | None = None, password: str | None = None, key: bytes | None = None,

@@ -35,6 +35,15 @@ WRITERS: dict[str, Callable[..., bytes]] = {}
 CONVERTERS: list[Callable[..., Any]] = []
 #: The code scanner (:func:`.scan.scan`, registered there), which gates the writers.
 SCANNERS: list[Callable[[ResourceFile], list[Any]]] = []
+
+
+def carries_code(found: list[Any], then: str) -> EncodeError:
+    """The refusal of a writer (or a conversion) whose values would run code once the engine makes them:
+    the first three findings of the scanner named, and the flag that writes it anyway, then ``then``."""
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    shown = "; ".join(str(f) for f in found[:3]) + more
+    return EncodeError(f"the file carries code, which Godot runs when it loads it: {shown}; pass ",
+                       remedy=Remedy.ALLOW_SCRIPTS, then=then)
 FORMATS = ("binary", "text")
 
 #: The form a file name asks for, as the engine's ResourceSaver chooses its saver by extension
@@ -203,11 +212,7 @@ class ResourceFile:
         if not allow_scripts:
             found = SCANNERS[0](self)
             if found:
-                more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
-                shown = "; ".join(str(f) for f in found[:3]) + more
-                raise EncodeError(f"the file carries code, which Godot runs when it loads it: {shown}; pass ",
-                                  remedy=Remedy.ALLOW_SCRIPTS,
-                                  then=" to write it anyway (it is copied as it is, never run)")
+                raise carries_code(found, " to write it anyway (it is copied as it is, never run)")
         rf: ResourceFile = self
         losses: list[Any] = []
         if dialect is not None:
